@@ -1,0 +1,324 @@
+//! The HTTP/1.1 front: accept, serve each connection with hyper, and turn one request into one call of
+//! the mod that owns its route.
+//!
+//! A request's path: session id checked (400 before any mod runs) → route (404) → body collected under
+//! its cap (413) and inflated when it looks like zlib (400 when it looks like zlib and is not) → the
+//! session's lock (503 after the timeout) → the mod's `handle` → the lock released → the body assembled,
+//! db-reference chunks spliced from one db snapshot → zlib unless the client asked for identity.
+//!
+//! What a reader must not break: hyper's header timeout is silently off unless a timer is installed
+//! (`TokioTimer` below); the session lock is released before the response is written, so a client that
+//! reads slowly never holds up the next request of its session.
+
+use crate::plugin::{CallError, Chunk, Request as ModRequest, Response as ModResponse};
+use crate::server::App;
+use crate::session::SessionId;
+use crate::wire;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Connections open at once; the next one is closed as soon as it is accepted.
+const MAX_CONNECTIONS: usize = 1024;
+/// Time from a request's first byte to its complete head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(3);
+/// Time open requests get to finish after shutdown begins.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bodies larger than this are deflated on the blocking pool, not on an async worker.
+const DEFLATE_INLINE_MAX: usize = 256 << 10;
+
+/// Accepts and serves connections until `shutdown` resolves.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .keep_alive(true)
+        .max_buf_size(64 << 10);
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // Out of file descriptors, usually: back off instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = service_fn(move |request| {
+            let app = app.clone();
+            async move { Ok::<_, Infallible>(respond(&app, request).await) }
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection ended: {e}");
+            }
+            drop(permit);
+        });
+    }
+
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("shutdown: some requests did not finish in time"),
+    }
+    Ok(())
+}
+
+/// One answer before framing.
+struct Answer {
+    status: StatusCode,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn error(status: StatusCode, sentence: &str, extra: &[(&str, &str)]) -> Answer {
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: wire::error_body(sentence, extra),
+        }
+    }
+}
+
+async fn respond(app: &App, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
+    let answer = match answer(app, request).await {
+        Ok(answer) | Err(answer) => answer,
+    };
+    finish(answer, identity).await
+}
+
+fn header_str<'a>(
+    request: &'a Request<Incoming>,
+    name: impl header::AsHeaderName,
+) -> Option<&'a str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer> {
+    let url = request.uri().path_and_query().map_or_else(
+        || request.uri().path().to_owned(),
+        |pq| pq.as_str().to_owned(),
+    );
+
+    let session_text = header_str(&request, header::COOKIE)
+        .and_then(wire::session_from_cookie)
+        .or_else(|| header_str(&request, "sessionid"));
+    let session = match session_text {
+        Some(text) => Some(
+            SessionId::parse(text)
+                .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?,
+        ),
+        None => None,
+    };
+
+    let found = app
+        .routes
+        .find(&url)
+        .ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
+    let (route, module) = (found.route.to_owned(), found.value.clone());
+
+    let limit = app.config.limits.body_bytes;
+    let too_large = || {
+        Answer::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("the request body is over {limit} bytes"),
+            &[],
+        )
+    };
+    let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let (parts, body) = request.into_parts();
+    let raw = Limited::new(body, limit).collect().await.map_err(|e| {
+        if e.is::<http_body_util::LengthLimitError>() {
+            too_large()
+        } else {
+            Answer::error(
+                StatusCode::BAD_REQUEST,
+                &format!("the request body could not be read: {e}"),
+                &[],
+            )
+        }
+    })?;
+    let raw = raw.to_bytes();
+    let body = match wire::inflate_body(&raw, limit) {
+        Ok(Some(inflated)) => inflated,
+        Ok(None) => raw.to_vec(),
+        Err(e @ wire::InflateError::TooLarge { .. }) => {
+            return Err(Answer::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &e.to_string(),
+                &[],
+            ));
+        }
+        Err(e) => {
+            return Err(Answer::error(
+                StatusCode::BAD_REQUEST,
+                &e.to_string(),
+                &[("bytes", &raw.len().to_string())],
+            ));
+        }
+    };
+
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let mod_request = ModRequest {
+        method: parts.method.as_str().to_owned(),
+        url,
+        route,
+        session: session.map(|s| s.as_str().to_owned()),
+        headers,
+        body,
+    };
+
+    let guard = match session {
+        Some(id) => Some(
+            app.sessions
+                .lock(id, app.config.session_lock_timeout)
+                .await
+                .map_err(|e| {
+                    Answer::error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &e.to_string(),
+                        &[("session", id.as_str())],
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let result = module.handle(mod_request).await;
+    drop(guard);
+
+    let response = result.map_err(|e| mod_failed(module.id(), &e))?;
+    assemble(app, module.id(), response)
+}
+
+fn mod_failed(id: &str, error: &CallError) -> Answer {
+    let reason = error.to_string();
+    tracing::warn!("mod {id} failed: {reason}");
+    Answer::error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the mod failed",
+        &[("mod", id), ("reason", &reason)],
+    )
+}
+
+/// Builds the answer from a mod's response: checks its status and headers, splices db references.
+fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer> {
+    let bad = |reason: String| {
+        tracing::warn!("mod {id} answered badly: {reason}");
+        Answer::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the mod answered badly",
+            &[("mod", id), ("reason", &reason)],
+        )
+    };
+    let status = StatusCode::from_u16(response.status)
+        .map_err(|_| bad(format!("status {} is not an HTTP status", response.status)))?;
+    let mut headers = Vec::with_capacity(response.headers.len());
+    for (name, value) in response.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| bad(format!("`{name}` is not a header name")))?;
+        if matches!(
+            name,
+            header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION
+        ) {
+            return Err(bad(format!("the host owns the `{name}` header")));
+        }
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| bad(format!("the value of `{name}` is not a header value")))?;
+        headers.push((name, value));
+    }
+
+    let mut body = Vec::new();
+    let mut snapshot = None;
+    for chunk in response.body {
+        match chunk {
+            Chunk::Bytes(bytes) if body.is_empty() => body = bytes,
+            Chunk::Bytes(bytes) => body.extend_from_slice(&bytes),
+            Chunk::Db(path) => {
+                // One snapshot for the whole response: its parts never mix two versions of the db.
+                let snapshot = snapshot.get_or_insert_with(|| app.db.snapshot());
+                let value = crate::db::lookup(snapshot, &path)
+                    .map_err(|e| bad(format!("db reference: {e}")))?;
+                serde_json::to_writer(&mut body, value)
+                    .map_err(|e| bad(format!("db reference `{path}`: {e}")))?;
+            }
+        }
+    }
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
+}
+
+async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
+    let Answer {
+        status,
+        headers,
+        body,
+    } = answer;
+    let body = if identity {
+        body
+    } else if body.len() <= DEFLATE_INLINE_MAX {
+        wire::deflate(&body)
+    } else {
+        // A multi-megabyte body takes tens of ms to deflate: keep it off the async workers.
+        tokio::task::spawn_blocking(move || wire::deflate(&body))
+            .await
+            .unwrap_or_default()
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let map = response.headers_mut();
+    map.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    for (name, value) in headers {
+        map.insert(name, value);
+    }
+    response
+}

@@ -1,0 +1,27 @@
+//! modhost: a game server whose game logic lives in WebAssembly mods.
+//!
+//! # Layout
+//! - [`config`]: the validated configuration and the limits every mod runs under.
+//! - [`server`]: boot (root, db, store, mods, routes) and [`Server::run`].
+//! - `http`: the hyper front: accept, deadlines, one request → one mod call.
+//! - [`wire`]: the SPT wire rules as pure functions (zlib both ways, session sources, identity).
+//! - [`session`]: session ids and the per-session lock.
+//! - [`router`]: the route table (exact beats prefix, longest prefix wins).
+//! - [`db`]: the game database engine (no wasmtime, no hyper).
+//! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
+//! - [`mods`]: finding mods and reading `mod.toml`.
+//! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
+
+pub mod config;
+pub mod db;
+mod http;
+pub mod mods;
+pub mod plugin;
+pub mod router;
+pub mod server;
+pub mod session;
+pub mod store;
+pub mod wire;
+
+pub use config::{Config, Limits};
+pub use server::{LoadReport, Server};

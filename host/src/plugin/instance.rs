@@ -1,0 +1,227 @@
+//! [`LoadedMod`]: one compiled mod ready to run, and every call into it under its limits.
+//!
+//! By default each call gets a fresh instance from the mod's `InstancePre`: nothing survives from one
+//! request (or player) to the next, so a mod cannot keep a cache that goes stale behind the store's
+//! back. A mod whose manifest says `reuse = N` keeps instances for up to N calls; an instance that
+//! trapped, ran out its deadline or returned an error is never reused.
+//!
+//! Every call: a memory and table cap (`StoreLimits`), a cap on bytes copied per host call, and an
+//! epoch deadline whose callback yields to tokio at every tick and traps past the deadline.
+
+use super::bindings::{Plugin, PluginPre, Request, Response, Route};
+use super::state::{CallState, ModContext};
+use crate::config::Limits;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
+
+/// Why a call into a mod did not produce an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The mod returned its own error value.
+    #[error("the mod returned an error: {0}")]
+    Mod(String),
+    /// The call ran past its deadline and was stopped.
+    #[error("the mod ran past its deadline of {} ms and was stopped", .0.as_millis())]
+    Deadline(Duration),
+    /// The guest trapped (a panic, a memory cap, an out-of-bounds access…).
+    #[error("the mod trapped: {reason}{}", stderr_suffix(.stderr))]
+    Trap { reason: String, stderr: String },
+    /// The instance could not be created.
+    #[error("the mod could not be instantiated: {0}")]
+    Instantiate(String),
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(" (its output ended: {stderr})")
+    }
+}
+
+/// A mod ready to run.
+pub struct LoadedMod {
+    cx: Arc<ModContext>,
+    pre: PluginPre<CallState>,
+    limits: Limits,
+    /// Calls per instance before it is dropped; 1 means a fresh instance per call.
+    reuse: u32,
+    /// Idle instances kept for reuse, with the calls each has served.
+    idle: Mutex<Vec<(Store<CallState>, Plugin, u32)>>,
+}
+
+impl std::fmt::Debug for LoadedMod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedMod")
+            .field("id", &self.cx.id)
+            .field("reuse", &self.reuse)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedMod {
+    pub(crate) fn new(
+        cx: Arc<ModContext>,
+        pre: PluginPre<CallState>,
+        limits: Limits,
+        reuse: u32,
+    ) -> Self {
+        LoadedMod {
+            cx,
+            pre,
+            limits,
+            reuse: reuse.max(1),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The mod's id.
+    pub fn id(&self) -> &str {
+        &self.cx.id
+    }
+
+    /// Asks the mod for its routes (at load).
+    pub async fn routes(&self) -> Result<Vec<Route>, CallError> {
+        let deadline = self.limits.init_deadline;
+        self.call(deadline, false, async |store, plugin| {
+            Ok(Ok(plugin.call_routes(store).await?))
+        })
+        .await
+    }
+
+    /// Runs the mod's `init` (at load).
+    pub async fn init(&self) -> Result<(), CallError> {
+        let deadline = self.limits.init_deadline;
+        self.call(deadline, false, async |store, plugin| {
+            plugin.call_init(store).await
+        })
+        .await
+    }
+
+    /// Answers one request.
+    pub async fn handle(&self, request: Request) -> Result<Response, CallError> {
+        let deadline = self.limits.call_deadline;
+        self.call(deadline, true, async move |store, plugin| {
+            plugin.call_handle(store, &request).await
+        })
+        .await
+    }
+
+    async fn call<R>(
+        &self,
+        deadline: Duration,
+        reusable: bool,
+        f: impl AsyncFnOnce(
+            &mut Store<CallState>,
+            &Plugin,
+        ) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+    ) -> Result<R, CallError> {
+        let reusable = reusable && self.reuse > 1;
+        let (mut store, plugin, uses) = match reusable.then(|| self.take_idle()).flatten() {
+            Some(idle) => idle,
+            None => self.instantiate().await?,
+        };
+
+        let stop_at = Instant::now() + deadline;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= stop_at {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let result = f(&mut store, &plugin).await;
+        let output = store.data().output.take();
+        self.log_output(&output);
+
+        match result {
+            Ok(Ok(value)) => {
+                if reusable && uses + 1 < self.reuse {
+                    self.idle
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((store, plugin, uses + 1));
+                }
+                Ok(value)
+            }
+            Ok(Err(mod_error)) => Err(CallError::Mod(describe_mod_error(&mod_error))),
+            Err(trap) => Err(classify_trap(&trap, deadline, &output)),
+        }
+    }
+
+    fn take_idle(&self) -> Option<(Store<CallState>, Plugin, u32)> {
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+    }
+
+    async fn instantiate(&self) -> Result<(Store<CallState>, Plugin, u32), CallError> {
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(self.limits.memory_bytes)
+            .table_elements(self.limits.table_elements)
+            .trap_on_grow_failure(true)
+            .build();
+        let state = CallState::new(self.cx.clone(), limits, self.limits.output_bytes);
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|s| &mut s.limits);
+        store.set_hostcall_fuel(self.limits.hostcall_bytes);
+        // Instantiation runs the guest's start code too: give it the call deadline.
+        let stop_at = Instant::now() + self.limits.call_deadline;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= stop_at {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        let plugin = self
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+        Ok((store, plugin, 0))
+    }
+
+    fn log_output(&self, output: &[u8]) {
+        if output.is_empty() {
+            return;
+        }
+        for line in String::from_utf8_lossy(output).lines() {
+            tracing::info!(target: "mod", "[{}] {line}", self.cx.id);
+        }
+    }
+}
+
+fn describe_mod_error(e: &super::bindings::Error) -> String {
+    use super::bindings::modhost::plugin::types::Error::*;
+    match e {
+        NotFound(m) => format!("not found: {m}"),
+        Invalid(m) => format!("invalid: {m}"),
+        WrongKind(m) => format!("wrong kind: {m}"),
+        Unreadable(m) => format!("unreadable: {m}"),
+        TooLarge(m) => format!("too large: {m}"),
+        Denied(m) => format!("denied: {m}"),
+        Io(m) => format!("i/o: {m}"),
+        Failed(m) => m.clone(),
+    }
+}
+
+fn classify_trap(error: &wasmtime::Error, deadline: Duration, output: &[u8]) -> CallError {
+    if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+        return CallError::Deadline(deadline);
+    }
+    // The last lines a guest wrote before trapping usually say why (a Rust panic prints its message).
+    let tail_start = output.len().saturating_sub(1024);
+    let stderr = String::from_utf8_lossy(&output[tail_start..])
+        .trim()
+        .to_owned();
+    CallError::Trap {
+        reason: format!("{error:#}"),
+        stderr,
+    }
+}

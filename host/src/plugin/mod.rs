@@ -1,0 +1,99 @@
+//! Running mods: the wasmtime engine, compiling components (with a cache), instances and their limits,
+//! and the thin glue that exposes the db, store and log to guests.
+//!
+//! Layout:
+//! - `bindings`: the one `bindgen!` of the `plugin` world.
+//! - `engine`: engine configuration (pooling allocator, epochs) and the epoch ticker.
+//! - `compile`: compile or load a cached precompiled artifact.
+//! - `state`: the per-`Store` data and the `Host` impls (engine errors → WIT errors).
+//! - `output`: a mod's stdout/stderr, bounded, into the host log.
+//! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
+
+mod bindings;
+mod compile;
+mod engine;
+mod instance;
+mod output;
+mod state;
+
+pub use bindings::{Chunk, Error as WitError, MatchKind as WitMatchKind, Request, Response, Route};
+pub use compile::CompileSource;
+pub use instance::{CallError, LoadedMod};
+pub use state::ModContext;
+
+use crate::config::Limits;
+use bindings::Plugin;
+use state::CallState;
+use std::path::PathBuf;
+use std::sync::Arc;
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::error::Context as _;
+
+/// The engine, the linker every mod is instantiated against, and the epoch ticker.
+pub struct Runtime {
+    engine: wasmtime::Engine,
+    linker: Linker<CallState>,
+    limits: Limits,
+    cache_dir: Option<PathBuf>,
+    _ticker: engine::EpochTicker,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("limits", &self.limits)
+            .field("cache_dir", &self.cache_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile).
+    pub fn new(limits: Limits, cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
+        Ok(Self::build(limits, cache_dir)?)
+    }
+
+    fn build(limits: Limits, cache_dir: Option<PathBuf>) -> wasmtime::Result<Runtime> {
+        let engine = engine::build(&limits).context("configuring the wasm engine")?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).context("linking WASI")?;
+        Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+            .context("linking the plugin world")?;
+        let ticker = engine::EpochTicker::start(&engine, limits.epoch_tick)
+            .map_err(wasmtime::Error::from)
+            .context("starting the epoch ticker")?;
+        Ok(Runtime {
+            engine,
+            linker,
+            limits,
+            cache_dir,
+            _ticker: ticker,
+        })
+    }
+
+    /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`.
+    pub fn load(
+        &self,
+        wasm: &[u8],
+        cx: Arc<ModContext>,
+        reuse: u32,
+    ) -> anyhow::Result<(LoadedMod, CompileSource)> {
+        let (component, source) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
+        Ok((self.link(component, cx, reuse)?, source))
+    }
+
+    fn link(
+        &self,
+        component: wasmtime::component::Component,
+        cx: Arc<ModContext>,
+        reuse: u32,
+    ) -> wasmtime::Result<LoadedMod> {
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .context("linking the component")?;
+        let pre = bindings::PluginPre::new(pre)
+            .context("the component does not export the `plugin` world")?;
+        Ok(LoadedMod::new(cx, pre, self.limits.clone(), reuse))
+    }
+}

@@ -1,0 +1,143 @@
+//! [`CallState`]: the data of one wasmtime `Store`, and the thin `Host` impls that expose the db, store
+//! and log engines to a guest, converting engine errors into WIT error values.
+//!
+//! Every engine error is an error value the guest sees, never a trap: a bad path, bad JSON or a
+//! missing key is the mod's to handle. Traps come only from wasmtime's own limits (memory, deadline,
+//! bytes copied per host call).
+
+use super::bindings::{Error, modhost::plugin};
+use super::output::GuestOutput;
+use crate::db::{Db, DbError};
+use crate::store::{Store, StoreError};
+use std::sync::Arc;
+use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// What a mod's calls share: its identity and the engines it reaches.
+#[derive(Debug)]
+pub struct ModContext {
+    /// The mod's id: its log prefix and its store namespace.
+    pub id: Arc<str>,
+    /// The game database.
+    pub db: Arc<Db>,
+    /// The durable store.
+    pub store: Arc<Store>,
+}
+
+/// The data of one `Store`: one instance's view of the host.
+pub(crate) struct CallState {
+    pub(crate) cx: Arc<ModContext>,
+    pub(crate) limits: StoreLimits,
+    pub(crate) output: GuestOutput,
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl CallState {
+    pub(crate) fn new(cx: Arc<ModContext>, limits: StoreLimits, output_bytes: usize) -> Self {
+        let output = GuestOutput::new(output_bytes);
+        // No preopened directories, no environment, no arguments, no sockets (denied by default):
+        // clocks, random, and stdout/stderr into `output`.
+        let wasi = WasiCtx::builder()
+            .stdout(output.clone())
+            .stderr(output.clone())
+            .build();
+        CallState {
+            cx,
+            limits,
+            output,
+            wasi,
+            table: ResourceTable::new(),
+        }
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn db_error(e: DbError) -> Error {
+    let message = e.to_string();
+    match e {
+        DbError::NotFound { .. } => Error::NotFound(message),
+        DbError::BadPath { .. } | DbError::BadJson { .. } => Error::Invalid(message),
+        DbError::WrongKind { .. } => Error::WrongKind(message),
+    }
+}
+
+fn store_error(e: StoreError) -> Error {
+    let message = e.to_string();
+    match e {
+        StoreError::InvalidKey { .. } => Error::Invalid(message),
+        StoreError::TooLarge { .. } => Error::TooLarge(message),
+        StoreError::Unreadable { .. } => Error::Unreadable(message),
+        StoreError::Io { .. } => Error::Io(message),
+    }
+}
+
+impl plugin::types::Host for CallState {}
+
+impl plugin::db::Host for CallState {
+    fn get(&mut self, path: String) -> Result<String, Error> {
+        self.cx.db.get(&path).map_err(db_error)
+    }
+
+    fn keys(&mut self, path: String) -> Result<Vec<String>, Error> {
+        self.cx.db.keys(&path).map_err(db_error)
+    }
+
+    fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
+        self.cx.db.patch(&path, &json).map_err(db_error)
+    }
+}
+
+impl plugin::store::Host for CallState {
+    fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
+        self.cx.store.get(&self.cx.id, &key).map_err(store_error)
+    }
+
+    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), Error> {
+        self.cx
+            .store
+            .set(&self.cx.id, &key, &value)
+            .map_err(store_error)
+    }
+
+    fn delete(&mut self, key: String) -> Result<bool, Error> {
+        self.cx.store.delete(&self.cx.id, &key).map_err(store_error)
+    }
+
+    fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
+        self.cx
+            .store
+            .list(&self.cx.id, &prefix)
+            .map_err(store_error)
+    }
+}
+
+/// The longest log line a mod can write; the rest is cut.
+const MAX_LOG_LINE: usize = 8 * 1024;
+
+impl plugin::log::Host for CallState {
+    fn log(&mut self, level: plugin::log::Level, message: String) {
+        use plugin::log::Level;
+        let mut end = message.len().min(MAX_LOG_LINE);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (id, message) = (&*self.cx.id, &message[..end]);
+        match level {
+            Level::Trace => tracing::trace!(target: "mod", "[{id}] {message}"),
+            Level::Debug => tracing::debug!(target: "mod", "[{id}] {message}"),
+            Level::Info => tracing::info!(target: "mod", "[{id}] {message}"),
+            Level::Warn => tracing::warn!(target: "mod", "[{id}] {message}"),
+            Level::Error => tracing::error!(target: "mod", "[{id}] {message}"),
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The route table: which mod answers which URL path.
+//!
+//! Key types: [`RouteTable`] (immutable once built; replaced whole on reload) and [`RouteTableBuilder`]
+//! (refuses two owners of one route, naming both). Matching: the query string is ignored, an exact route
+//! beats any prefix, and among prefixes the longest wins; registration order never matters. This
+//! module knows nothing of wasmtime or hyper: the value stored per route is generic.
+
+use std::collections::HashMap;
+
+/// How a route claims paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MatchKind {
+    /// The path must equal the route.
+    Exact,
+    /// The path must start with the route (byte prefix).
+    Prefix,
+}
+
+/// A route claimed twice, or a malformed route.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RouteError {
+    /// Two mods claim the same route with the same kind.
+    #[error("route `{route}` ({kind:?}) is claimed by both `{first}` and `{second}`")]
+    Conflict {
+        route: String,
+        kind: MatchKind,
+        first: String,
+        second: String,
+    },
+    /// The route does not start with `/` or holds a query.
+    #[error("route `{route}` of `{owner}` is malformed: it must start with `/` and hold no `?`")]
+    Malformed { route: String, owner: String },
+}
+
+/// The result of a lookup.
+#[derive(Debug)]
+pub struct Match<'a, T> {
+    /// The route as it was registered.
+    pub route: &'a str,
+    /// What was registered with it.
+    pub value: &'a T,
+}
+
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    owner: String,
+    value: T,
+}
+
+/// An immutable route table.
+#[derive(Debug, Clone)]
+pub struct RouteTable<T> {
+    exact: HashMap<String, Entry<T>>,
+    /// Sorted longest first, so the first match is the longest.
+    prefixes: Vec<(String, Entry<T>)>,
+}
+
+impl<T> Default for RouteTable<T> {
+    fn default() -> Self {
+        RouteTable {
+            exact: HashMap::new(),
+            prefixes: Vec::new(),
+        }
+    }
+}
+
+impl<T> RouteTable<T> {
+    /// The route for `url` (a path, optionally with a query).
+    pub fn find(&self, url: &str) -> Option<Match<'_, T>> {
+        let path = url.split_once('?').map_or(url, |(p, _)| p);
+        if let Some((route, entry)) = self.exact.get_key_value(path) {
+            return Some(Match {
+                route,
+                value: &entry.value,
+            });
+        }
+        self.prefixes
+            .iter()
+            .find(|(prefix, _)| path.starts_with(prefix.as_str()))
+            .map(|(route, entry)| Match {
+                route,
+                value: &entry.value,
+            })
+    }
+
+    /// Every route with its kind and owner, sorted by path: for `modhost mods` and status pages.
+    pub fn routes(&self) -> Vec<(&str, MatchKind, &str)> {
+        let mut all: Vec<_> = self
+            .exact
+            .iter()
+            .map(|(r, e)| (r.as_str(), MatchKind::Exact, e.owner.as_str()))
+            .chain(
+                self.prefixes
+                    .iter()
+                    .map(|(r, e)| (r.as_str(), MatchKind::Prefix, e.owner.as_str())),
+            )
+            .collect();
+        all.sort();
+        all
+    }
+}
+
+/// Builds a [`RouteTable`], refusing conflicts.
+#[derive(Debug)]
+pub struct RouteTableBuilder<T> {
+    table: RouteTable<T>,
+}
+
+impl<T> Default for RouteTableBuilder<T> {
+    fn default() -> Self {
+        RouteTableBuilder {
+            table: RouteTable::default(),
+        }
+    }
+}
+
+impl<T: Clone> RouteTableBuilder<T> {
+    /// Adds all of `routes` for `owner`, or none of them when any is malformed or already claimed.
+    pub fn add_all(
+        &mut self,
+        owner: &str,
+        routes: &[(String, MatchKind)],
+        value: T,
+    ) -> Result<(), RouteError> {
+        self.check(owner, routes)?;
+        for (route, kind) in routes {
+            let entry = Entry {
+                owner: owner.to_owned(),
+                value: value.clone(),
+            };
+            match kind {
+                MatchKind::Exact => {
+                    self.table.exact.insert(route.clone(), entry);
+                }
+                MatchKind::Prefix => self.table.prefixes.push((route.clone(), entry)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `owner` could add all of `routes`: none malformed, none already claimed.
+    pub fn check(&self, owner: &str, routes: &[(String, MatchKind)]) -> Result<(), RouteError> {
+        for (i, (route, kind)) in routes.iter().enumerate() {
+            if !route.starts_with('/') || route.contains('?') {
+                return Err(RouteError::Malformed {
+                    route: route.clone(),
+                    owner: owner.to_owned(),
+                });
+            }
+            let existing = match kind {
+                MatchKind::Exact => self.table.exact.get(route).map(|e| e.owner.as_str()),
+                MatchKind::Prefix => self
+                    .table
+                    .prefixes
+                    .iter()
+                    .find(|(r, _)| r == route)
+                    .map(|(_, e)| e.owner.as_str()),
+            };
+            // A mod listing one route twice is a conflict with itself, reported the same way.
+            let repeated = routes[..i]
+                .contains(&(route.clone(), *kind))
+                .then_some(owner);
+            if let Some(first) = existing.or(repeated) {
+                return Err(RouteError::Conflict {
+                    route: route.clone(),
+                    kind: *kind,
+                    first: first.to_owned(),
+                    second: owner.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The finished table.
+    pub fn build(mut self) -> RouteTable<T> {
+        self.table
+            .prefixes
+            .sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use MatchKind::*;
+
+    fn r(path: &str, kind: MatchKind) -> (String, MatchKind) {
+        (path.to_owned(), kind)
+    }
+
+    fn table() -> RouteTable<&'static str> {
+        let mut b = RouteTableBuilder::default();
+        b.add_all(
+            "a",
+            &[r("/client/", Prefix), r("/client/items", Exact)],
+            "a",
+        )
+        .unwrap();
+        b.add_all(
+            "b",
+            &[r("/client/locale/", Prefix), r("/client/items", Prefix)],
+            "b",
+        )
+        .unwrap();
+        b.build()
+    }
+
+    #[test]
+    fn exact_beats_prefix_longest_prefix_wins_query_ignored() {
+        let t = table();
+        assert_eq!(*t.find("/client/items").unwrap().value, "a");
+        assert_eq!(*t.find("/client/items?x=1").unwrap().value, "a");
+        assert_eq!(t.find("/client/items/more").unwrap().route, "/client/items");
+        assert_eq!(*t.find("/client/locale/en").unwrap().value, "b");
+        assert_eq!(t.find("/client/other").unwrap().route, "/client/");
+        assert!(t.find("/nothing").is_none());
+        assert!(t.find("/client").is_none());
+    }
+
+    #[test]
+    fn registration_order_does_not_matter() {
+        let mut b = RouteTableBuilder::default();
+        b.add_all("b", &[r("/client/locale/", Prefix)], "b")
+            .unwrap();
+        b.add_all("a", &[r("/client/", Prefix)], "a").unwrap();
+        assert_eq!(*b.build().find("/client/locale/en").unwrap().value, "b");
+    }
+
+    #[test]
+    fn a_conflict_names_both_mods_and_adds_nothing() {
+        let mut b = RouteTableBuilder::default();
+        b.add_all("first", &[r("/x", Exact)], 1).unwrap();
+        let err = b
+            .add_all("second", &[r("/y", Exact), r("/x", Exact)], 2)
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("`first`") && text.contains("`second`") && text.contains("/x"),
+            "{text}"
+        );
+        assert!(b.build().find("/y").is_none());
+    }
+
+    #[test]
+    fn malformed_routes_are_refused() {
+        let mut b = RouteTableBuilder::default();
+        assert!(matches!(
+            b.add_all("m", &[r("x", Exact)], 1),
+            Err(RouteError::Malformed { .. })
+        ));
+        assert!(matches!(
+            b.add_all("m", &[r("/x?y", Exact)], 1),
+            Err(RouteError::Malformed { .. })
+        ));
+    }
+}

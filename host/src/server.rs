@@ -1,0 +1,247 @@
+//! Boot: prepare the root, load the db and store, load every mod (compile, routes, init) in order,
+//! build the route table, bind the listener. [`Server::run`] then serves until shutdown.
+//!
+//! Key types: [`Server`], [`App`] (what every request needs, shared), [`LoadReport`].
+//!
+//! A mod that fails to load (bad manifest, compile or link error, a route another mod already claims,
+//! a failing `init`) is left out and reported, and the server starts without it, unless `strict`.
+//! Route conflicts are checked before a mod's `init` runs, so a refused mod never patches the db.
+
+use crate::config::Config;
+use crate::db::Db;
+use crate::mods::{self, Origin};
+use crate::plugin::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
+use crate::router::{MatchKind, RouteTable, RouteTableBuilder};
+use crate::session::SessionLocks;
+use crate::store::Store;
+use anyhow::{Context as _, bail};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+
+/// The small database written to an empty root so `modhost serve` works out of the box.
+const DEFAULT_DB: &str = include_str!("../assets/default-db.json");
+
+/// What every request needs. Shared by all connections.
+#[derive(Debug)]
+pub struct App {
+    /// The configuration the server started with.
+    pub config: Config,
+    /// The game database.
+    pub db: Arc<Db>,
+    /// The per-session locks.
+    pub sessions: SessionLocks,
+    /// Which mod answers which route.
+    pub routes: RouteTable<Arc<LoadedMod>>,
+    /// Kept alive for the mods' instances (engine and epoch ticker).
+    _runtime: Runtime,
+}
+
+/// One loaded mod, for the report.
+#[derive(Debug, Clone)]
+pub struct LoadedInfo {
+    /// Its id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Built in, or from a folder.
+    pub origin: Origin,
+    /// Whether its compiled form came from the cache.
+    pub compile: CompileSource,
+    /// Time to compile or load it, link it, and run `routes` and `init`.
+    pub load_time: Duration,
+}
+
+/// What the boot loaded and what it left out.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// The mods that loaded, in load order.
+    pub loaded: Vec<LoadedInfo>,
+    /// The mods left out: (name or folder, reason).
+    pub failed: Vec<(String, String)>,
+}
+
+/// A server that has loaded its mods and bound its socket.
+#[derive(Debug)]
+pub struct Server {
+    app: Arc<App>,
+    listener: TcpListener,
+    report: LoadReport,
+    boot_time: Duration,
+}
+
+impl Server {
+    /// Boots: everything up to a bound listener. Errors here are fatal (an unreadable `db.json`, a
+    /// port in use, a broken mod under `strict`).
+    pub async fn start(config: Config) -> anyhow::Result<Server> {
+        let started = Instant::now();
+        let root = &config.root;
+        for dir in [
+            root.clone(),
+            root.join("mods"),
+            root.join("store"),
+            root.join("cache"),
+        ] {
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let db = Arc::new(load_db(root)?);
+        let store = Arc::new(
+            Store::open(&root.join("store"), config.store_durable).with_context(|| {
+                format!("opening the store in {}", root.join("store").display())
+            })?,
+        );
+        let runtime = Runtime::new(config.limits.clone(), Some(root.join("cache")))?;
+
+        let mut sources = Vec::new();
+        if config.builtin_mods {
+            sources.extend(mods::builtins());
+        }
+        sources.extend(mods::discover(&root.join("mods")));
+
+        let mut report = LoadReport::default();
+        let mut builder = RouteTableBuilder::default();
+        for source in sources {
+            let source = match source {
+                Ok(source) => source,
+                Err(e) => {
+                    report
+                        .failed
+                        .push((e.folder.display().to_string(), e.reason));
+                    continue;
+                }
+            };
+            let id = source.manifest.id.clone();
+            let t0 = Instant::now();
+            match load_one(&runtime, &source, &db, &store, &report, &mut builder).await {
+                Ok(compile) => {
+                    let info = LoadedInfo {
+                        id: id.clone(),
+                        version: source.manifest.version.clone(),
+                        origin: source.origin.clone(),
+                        compile,
+                        load_time: t0.elapsed(),
+                    };
+                    tracing::info!(
+                        "loaded mod {id} {} ({:?}, {:?}) in {:.1} ms",
+                        info.version,
+                        info.origin,
+                        compile,
+                        info.load_time.as_secs_f64() * 1e3
+                    );
+                    report.loaded.push(info);
+                }
+                Err(e) => {
+                    tracing::error!("mod {id} was not loaded: {e:#}");
+                    report.failed.push((id, format!("{e:#}")));
+                }
+            }
+        }
+        if config.strict && !report.failed.is_empty() {
+            let list: Vec<String> = report
+                .failed
+                .iter()
+                .map(|(m, why)| format!("{m}: {why}"))
+                .collect();
+            bail!(
+                "--strict: {} mod(s) failed to load:\n{}",
+                list.len(),
+                list.join("\n")
+            );
+        }
+
+        let listener = TcpListener::bind(config.addr)
+            .await
+            .with_context(|| format!("binding {}", config.addr))?;
+        let app = App {
+            config,
+            db,
+            sessions: SessionLocks::default(),
+            routes: builder.build(),
+            _runtime: runtime,
+        };
+        Ok(Server {
+            app: Arc::new(app),
+            listener,
+            report,
+            boot_time: started.elapsed(),
+        })
+    }
+
+    /// The address the server listens on (the real port when the config asked for port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// What the boot loaded and left out.
+    pub fn report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// How long the boot took (up to the bound listener).
+    pub fn boot_time(&self) -> Duration {
+        self.boot_time
+    }
+
+    /// The shared state requests use.
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting and lets open requests finish (up to a
+    /// few seconds).
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        tracing::info!("listening on {}", self.local_addr()?);
+        crate::http::serve(self.listener, self.app, shutdown).await
+    }
+}
+
+fn load_db(root: &Path) -> anyhow::Result<Db> {
+    let path = root.join("db.json");
+    if !path.exists() {
+        std::fs::write(&path, DEFAULT_DB)
+            .with_context(|| format!("writing the default {}", path.display()))?;
+        tracing::info!("wrote a default database to {}", path.display());
+    }
+    Ok(Db::load(&path)?)
+}
+
+async fn load_one(
+    runtime: &Runtime,
+    source: &mods::ModSource,
+    db: &Arc<Db>,
+    store: &Arc<Store>,
+    report: &LoadReport,
+    builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
+) -> anyhow::Result<CompileSource> {
+    let id = &source.manifest.id;
+    if report.loaded.iter().any(|m| &m.id == id) {
+        bail!("another mod with id `{id}` is already loaded");
+    }
+    let cx = Arc::new(ModContext {
+        id: id.as_str().into(),
+        db: db.clone(),
+        store: store.clone(),
+    });
+    let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse)?;
+    let loaded = Arc::new(loaded);
+    let routes: Vec<(String, MatchKind)> = loaded
+        .routes()
+        .await
+        .context("asking for its routes")?
+        .into_iter()
+        .map(|r| {
+            let kind = match r.kind {
+                WitMatchKind::Exact => MatchKind::Exact,
+                WitMatchKind::Prefix => MatchKind::Prefix,
+            };
+            (r.path, kind)
+        })
+        .collect();
+    builder.check(id, &routes)?;
+    loaded.init().await.context("its init failed")?;
+    builder.add_all(id, &routes, loaded)?;
+    Ok(compile)
+}

@@ -1,0 +1,171 @@
+//! The SPT client's wire rules, as pure functions: zlib bodies both ways, the session id's sources,
+//! and when a client asked for an uncompressed answer. No hyper here: `http.rs` applies these.
+//!
+//! What a reader must not break: inflating is bounded by a byte limit, so a zlib bomb is refused after
+//! producing at most that many bytes, never expanded in full.
+
+use flate2::{Compression, FlushDecompress, Status, write::ZlibEncoder};
+use std::io::Write;
+
+/// Whether `body` starts with a zlib header (RFC 1950: deflate method, and the check bits).
+pub fn looks_like_zlib(body: &[u8]) -> bool {
+    match body {
+        [cmf, flg, ..] => cmf & 0x0F == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0,
+        _ => false,
+    }
+}
+
+/// Why a request body was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InflateError {
+    /// It looked like zlib but was not a valid stream.
+    #[error("the request body looks zlib-compressed but does not inflate: {0}")]
+    Corrupt(String),
+    /// It inflates to more than the limit.
+    #[error("the request body inflates to more than {limit} bytes")]
+    TooLarge { limit: usize },
+}
+
+/// The body as a handler sees it: inflated when it looks like zlib, passed through when it does not
+/// (the "unframed" tolerance for tools that send plain JSON). At most `limit` bytes are produced.
+pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, InflateError> {
+    if !looks_like_zlib(body) {
+        return Ok(None);
+    }
+    let mut inflater = flate2::Decompress::new(true);
+    let mut out = Vec::with_capacity((body.len() * 4).clamp(4096, limit.max(1)));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() >= limit {
+                return Err(InflateError::TooLarge { limit });
+            }
+            out.reserve((out.len()).min(limit - out.len()).max(4096));
+        }
+        let consumed = usize::try_from(inflater.total_in()).unwrap_or(usize::MAX);
+        let input = body.get(consumed..).unwrap_or_default();
+        let status = inflater
+            .decompress_vec(input, &mut out, FlushDecompress::Finish)
+            .map_err(|e| InflateError::Corrupt(e.to_string()))?;
+        if out.len() > limit {
+            return Err(InflateError::TooLarge { limit });
+        }
+        match status {
+            Status::StreamEnd => return Ok(Some(out)),
+            Status::Ok => continue,
+            // No progress with room left in `out` means the input ended before the stream did.
+            Status::BufError if out.len() < out.capacity() => {
+                return Err(InflateError::Corrupt("the stream is truncated".to_owned()));
+            }
+            Status::BufError => continue,
+        }
+    }
+}
+
+/// zlib-deflates a response body (level 6, as the client expects).
+pub fn deflate(body: &[u8]) -> Vec<u8> {
+    let mut encoder =
+        ZlibEncoder::new(Vec::with_capacity(body.len() / 4 + 64), Compression::new(6));
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(body);
+    encoder.finish().unwrap_or_default()
+}
+
+/// Whether the client asked for an uncompressed answer: `Accept-Encoding` names `identity` and not
+/// `deflate`. Without the header the SPT client's default, zlib, applies.
+pub fn wants_identity(accept_encoding: Option<&str>) -> bool {
+    let Some(value) = accept_encoding else {
+        return false;
+    };
+    let mut identity = false;
+    for coding in value.split(',') {
+        let name = coding.split(';').next().unwrap_or("").trim();
+        if name.eq_ignore_ascii_case("deflate") {
+            return false;
+        }
+        identity |= name.eq_ignore_ascii_case("identity");
+    }
+    identity
+}
+
+/// The `PHPSESSID` value of a `Cookie` header, if present (ended by `;` or a space).
+pub fn session_from_cookie(cookie: &str) -> Option<&str> {
+    cookie.split(';').find_map(|pair| {
+        let value = pair.trim_start().strip_prefix("PHPSESSID=")?;
+        Some(value.split(' ').next().unwrap_or(value))
+    })
+}
+
+/// A host-made error body: `{"err":"<sentence>", …extra}` (a string `err`, unlike a mod's envelope).
+pub fn error_body(sentence: &str, extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut object = serde_json::Map::new();
+    object.insert("err".into(), sentence.into());
+    for (k, v) in extra {
+        object.insert((*k).into(), (*v).into());
+    }
+    serde_json::Value::Object(object).to_string().into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zlib_round_trip_and_detection() {
+        let body = br#"{"hello":"world"}"#;
+        let z = deflate(body);
+        assert!(looks_like_zlib(&z));
+        assert!(!looks_like_zlib(body));
+        assert_eq!(inflate_body(&z, 1 << 20).unwrap().unwrap(), body);
+        assert_eq!(inflate_body(body, 1 << 20).unwrap(), None);
+    }
+
+    #[test]
+    fn corrupt_and_truncated_streams_are_refused() {
+        let z = deflate(&[b'x'; 10_000]);
+        assert!(matches!(
+            inflate_body(&z[..z.len() / 2], 1 << 20),
+            Err(InflateError::Corrupt(_))
+        ));
+        let mut bad = z.clone();
+        bad[5] ^= 0xFF;
+        bad[6] ^= 0xFF;
+        assert!(inflate_body(&bad, 1 << 20).is_err());
+        // A header alone ("x\x9c") and nothing after it.
+        assert!(matches!(
+            inflate_body(&[0x78, 0x9c], 1 << 20),
+            Err(InflateError::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_limit() {
+        let bomb = deflate(&vec![0u8; 64 << 20]);
+        assert!(bomb.len() < 100_000);
+        assert_eq!(
+            inflate_body(&bomb, 1 << 20),
+            Err(InflateError::TooLarge { limit: 1 << 20 })
+        );
+        let exact = deflate(&vec![7u8; 1 << 20]);
+        assert_eq!(
+            inflate_body(&exact, 1 << 20).unwrap().unwrap().len(),
+            1 << 20
+        );
+    }
+
+    #[test]
+    fn identity_only_when_asked_without_deflate() {
+        assert!(!wants_identity(None));
+        assert!(wants_identity(Some("identity")));
+        assert!(wants_identity(Some("gzip, Identity;q=1")));
+        assert!(!wants_identity(Some("identity, deflate")));
+        assert!(!wants_identity(Some("deflate")));
+    }
+
+    #[test]
+    fn session_cookie_parsing() {
+        assert_eq!(session_from_cookie("PHPSESSID=abc"), Some("abc"));
+        assert_eq!(session_from_cookie("a=1; PHPSESSID=abc; b=2"), Some("abc"));
+        assert_eq!(session_from_cookie("PHPSESSID=abc def"), Some("abc"));
+        assert_eq!(session_from_cookie("XPHPSESSID=abc"), None);
+    }
+}

@@ -1,0 +1,78 @@
+//! The reference game: an SPT-style backend written as an ordinary modhost mod.
+//!
+//! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
+//! This first cut answers the static tables by db reference (so they never cross into the guest) and
+//! the handshake routes; the profile and inventory flow come with the emulator issue.
+
+use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
+
+fn router() -> Router {
+    Router::new()
+        .route("/client/game/version/validate", null_data)
+        .route("/client/game/keepalive", keepalive)
+        .route("/client/items", items)
+        .route("/client/globals", globals)
+        .route("/client/handbook/templates", handbook)
+        .route("/client/languages", languages)
+        .prefix("/client/locale/", locale)
+}
+
+fn null_data(_: &Request) -> Result<Response> {
+    Ok(envelope::null())
+}
+
+fn keepalive(_: &Request) -> Result<Response> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    Ok(envelope::ok(
+        &serde_json::json!({"msg": "OK", "utc_time": now}),
+    ))
+}
+
+fn items(_: &Request) -> Result<Response> {
+    Ok(envelope::ok_db("templates.items"))
+}
+
+fn globals(_: &Request) -> Result<Response> {
+    Ok(envelope::ok_db("globals"))
+}
+
+fn handbook(_: &Request) -> Result<Response> {
+    if db::exists("templates.handbook") {
+        Ok(envelope::ok_db("templates.handbook"))
+    } else {
+        Ok(envelope::ok(
+            &serde_json::json!({"Categories": [], "Items": []}),
+        ))
+    }
+}
+
+fn languages(_: &Request) -> Result<Response> {
+    if db::exists("locales.languages") {
+        Ok(envelope::ok_db("locales.languages"))
+    } else {
+        Ok(envelope::ok(&serde_json::json!({"en": "English"})))
+    }
+}
+
+/// `/client/locale/<lang>`: the language's table, else English, else `{}`. The language is reduced to
+/// letters, digits and `-` so it can never address anything but a locale.
+fn locale(req: &Request) -> Result<Response> {
+    let lang: String = req
+        .rest()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(16)
+        .collect();
+    for candidate in [lang.as_str(), "en"] {
+        let path = db::path(&["locales", "global", candidate]);
+        if !candidate.is_empty() && db::exists(&path) {
+            return Ok(envelope::ok_db(&path));
+        }
+    }
+    Ok(envelope::ok_json("{}"))
+}
+
+export!(router());
