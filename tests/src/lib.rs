@@ -1,1 +1,14 @@
+//! modhost's black-box test harness: a raw HTTP/1.1 client that speaks the SPT wire ([`client`]), test
+//! servers on 127.0.0.1:0 with fixture mods installed ([`server`]), and where the built guests are
+//! ([`guests`]).
 
+pub mod client;
+pub mod server;
+
+/// Paths of the guest components built by `build.rs` (once per test build).
+pub mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+pub use client::{Client, Reply};
+pub use server::{TestServer, TestServerBuilder};

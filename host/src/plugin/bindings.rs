@@ -10,4 +10,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use modhost::plugin::types::{Chunk, MatchKind};
+pub use self::modhost::plugin::types::{Chunk, MatchKind};

@@ -123,15 +123,7 @@ impl LoadedMod {
             None => self.instantiate().await?,
         };
 
-        let stop_at = Instant::now() + deadline;
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= stop_at {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
+        arm_deadline(&mut store, deadline);
 
         let result = f(&mut store, &plugin).await;
         let output = store.data().output.take();
@@ -170,15 +162,7 @@ impl LoadedMod {
         store.limiter(|s| &mut s.limits);
         store.set_hostcall_fuel(self.limits.hostcall_bytes);
         // Instantiation runs the guest's start code too: give it the call deadline.
-        let stop_at = Instant::now() + self.limits.call_deadline;
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= stop_at {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
+        arm_deadline(&mut store, self.limits.call_deadline);
         let plugin = self
             .pre
             .instantiate_async(&mut store)
@@ -195,6 +179,26 @@ impl LoadedMod {
             tracing::info!(target: "mod", "[{}] {line}", self.cx.id);
         }
     }
+}
+
+/// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
+///
+/// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
+/// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
+/// worker; `yield_now` defers the wake-up until the worker has run the others.
+fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
+    let stop_at = Instant::now() + deadline;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= stop_at {
+            Ok(UpdateDeadline::Interrupt)
+        } else {
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
+        }
+    });
 }
 
 fn describe_mod_error(e: &super::bindings::Error) -> String {

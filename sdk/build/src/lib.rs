@@ -31,6 +31,9 @@ pub fn build(workspace: &Path, packages: &[&str], watch: &[&str]) -> Vec<(String
     for package in packages {
         cmd.args(["-p", package]);
     }
+    // Small components: no DWARF (the name section stays, so traps still name functions).
+    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
     // Flags meant for the host build must not leak into the guest build.
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",

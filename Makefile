@@ -1,0 +1,35 @@
+# modhost: the two commands a player and a developer need, and the steps under them.
+# Every target installs what a fresh machine lacks first (the wasm32-wasip2 Rust target).
+
+ROOT ?= modhost-data
+PORT ?= 6969
+
+.PHONY: setup run build test example-hello bench-wrk
+
+## setup: install the Rust target mods are built for (a fresh machine does not have it).
+setup:
+	@rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+
+## run: build and serve on 127.0.0.1:$(PORT) with root $(ROOT).
+run: setup
+	cargo run --release -p modhost -- serve --root $(ROOT) --port $(PORT)
+
+## build: the release binary, target/release/modhost (built-in mods embedded).
+build: setup
+	cargo build --release -p modhost
+
+## test: every test of the project (release build, shared with `run` and the benchmarks).
+test: setup
+	cargo test --release
+
+## example-hello: build examples/hello and install it into $(ROOT)/mods/hello/.
+example-hello: setup
+	cargo build --release --target wasm32-wasip2 --target-dir target/wasm-guests -p hello
+	mkdir -p $(ROOT)/mods/hello
+	cp examples/hello/mod.toml $(ROOT)/mods/hello/mod.toml
+	cp target/wasm-guests/wasm32-wasip2/release/hello.wasm $(ROOT)/mods/hello/hello.wasm
+
+## bench-wrk: raw hyper vs a trivial mod route (fresh instances, reuse) under wrk; prints a table.
+bench-wrk: build
+	cargo build --release -p modhost-tests --bin hyper-hello
+	bash tests/bench/wrk.sh
