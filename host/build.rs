@@ -8,22 +8,13 @@ use std::path::PathBuf;
 const BUILTINS: &[(&str, &str)] = &[("emulator", "plugins/emulator")];
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir
-        .parent()
-        .expect("host/ sits in the workspace")
-        .to_owned();
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_owned();
     let packages: Vec<&str> = BUILTINS.iter().map(|(p, _)| *p).collect();
-    let built = modhost_sdk_build::build(
-        &workspace,
-        &packages,
-        &["plugins", "sdk/src", "wit", "Cargo.lock"],
-    );
+    let built = modhost_sdk_build::build(&workspace, &packages, &["plugins", "sdk/src", "wit", "Cargo.lock"]);
 
-    let mut out = String::from(
-        "/// (name, mod.toml, component)\npub(super) static MODS: &[(&str, &str, &[u8])] = &[\n",
-    );
+    let mut out =
+        String::from("/// (name, mod.toml, component)\npub(super) static MODS: &[(&str, &str, &[u8])] = &[\n");
     for ((package, folder), (_, wasm)) in BUILTINS.iter().zip(&built) {
         let toml = workspace.join(folder).join("mod.toml");
         writeln!(
@@ -35,7 +26,6 @@ fn main() {
         .expect("writing to a String");
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("builtin_mods.rs");
+    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_mods.rs");
     std::fs::write(dest, out).expect("writing builtin_mods.rs");
 }

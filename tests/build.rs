@@ -8,12 +8,8 @@ use std::path::PathBuf;
 const GUESTS: &[(&str, &str)] = &[("hello", "HELLO"), ("fixture-guest", "FIXTURE")];
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_owned();
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("tests/ sits in the workspace").to_owned();
     let packages: Vec<&str> = GUESTS.iter().map(|(p, _)| *p).collect();
     let built = modhost_sdk_build::build(
         &workspace,
@@ -22,14 +18,9 @@ fn main() {
     );
     let mut out = String::new();
     for ((package, name), (_, wasm)) in GUESTS.iter().zip(&built) {
-        writeln!(
-            out,
-            "/// The `{package}` component.\npub const {name}: &str = {:?};",
-            wasm.display().to_string()
-        )
-        .expect("writing to a String");
+        writeln!(out, "/// The `{package}` component.\npub const {name}: &str = {:?};", wasm.display().to_string())
+            .expect("writing to a String");
     }
-    let dest =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
+    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
     std::fs::write(dest, out).expect("writing guests.rs");
 }

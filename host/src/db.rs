@@ -44,16 +44,10 @@ pub enum DbError {
 pub enum LoadError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    Read { path: String, source: std::io::Error },
     /// The file is not a JSON document (the message has line and column).
     #[error("{path} is not valid JSON: {source}")]
-    Parse {
-        path: String,
-        source: serde_json::Error,
-    },
+    Parse { path: String, source: serde_json::Error },
     /// The document is valid JSON but not an object.
     #[error("{path} must hold a JSON object at the top level")]
     NotAnObject { path: String },
@@ -70,35 +64,23 @@ pub struct Db {
 impl Db {
     /// A db holding this document (which must be an object).
     pub fn new(document: Map<String, Value>) -> Db {
-        Db {
-            current: RwLock::new(Arc::new(Value::Object(document))),
-            writer: Mutex::new(()),
-        }
+        Db { current: RwLock::new(Arc::new(Value::Object(document))), writer: Mutex::new(()) }
     }
 
     /// Loads `db.json`. A document that does not parse is an error giving line and column.
     pub fn load(path: &Path) -> Result<Db, LoadError> {
         let shown = path.display().to_string();
-        let text = std::fs::read(path).map_err(|source| LoadError::Read {
-            path: shown.clone(),
-            source,
-        })?;
+        let text = std::fs::read(path).map_err(|source| LoadError::Read { path: shown.clone(), source })?;
         match serde_json::from_slice(&text) {
             Ok(Value::Object(map)) => Ok(Db::new(map)),
             Ok(_) => Err(LoadError::NotAnObject { path: shown }),
-            Err(source) => Err(LoadError::Parse {
-                path: shown,
-                source,
-            }),
+            Err(source) => Err(LoadError::Parse { path: shown, source }),
         }
     }
 
     /// The current version of the document. Cheap: one `Arc` clone.
     pub fn snapshot(&self) -> Snapshot {
-        self.current
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.current.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The JSON text of the value at `path`.
@@ -124,10 +106,8 @@ impl Db {
     /// the root. Invalid JSON, a bad path, or a parent that is not an object changes nothing.
     pub fn patch(&self, path: &str, json: &str) -> Result<(), DbError> {
         let segments = parse_path(path)?;
-        let patch: Value = serde_json::from_str(json).map_err(|e| DbError::BadJson {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
+        let patch: Value = serde_json::from_str(json)
+            .map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
         if segments.is_empty() && !patch.is_object() {
             return Err(DbError::WrongKind {
                 path: path.to_owned(),
@@ -159,10 +139,7 @@ impl Db {
 pub fn lookup<'a>(root: &'a Value, path: &str) -> Result<&'a Value, DbError> {
     let segments = parse_path(path)?;
     if segments.is_empty() {
-        return Err(DbError::NotFound {
-            path: String::new(),
-            detail: ": the empty path names no value".into(),
-        });
+        return Err(DbError::NotFound { path: String::new(), detail: ": the empty path names no value".into() });
     }
     let mut node = root;
     for (i, name) in segments.iter().enumerate() {
@@ -193,10 +170,7 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Result<&'a Value, DbError> {
 /// Splits a dotted path into member names: `.` separates, `\.` and `\\` are a literal dot and backslash.
 /// Empty names (`a..b`, a leading or trailing dot) are refused rather than guessed at.
 pub fn parse_path(path: &str) -> Result<Vec<String>, DbError> {
-    let bad = |reason: &str| DbError::BadPath {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
+    let bad = |reason: &str| DbError::BadPath { path: path.to_owned(), reason: reason.to_owned() };
     if path.is_empty() {
         return Ok(Vec::new());
     }
@@ -208,17 +182,13 @@ pub fn parse_path(path: &str) -> Result<Vec<String>, DbError> {
             '\\' => match chars.next() {
                 Some(e @ ('.' | '\\')) => current.push(e),
                 Some(other) => {
-                    return Err(bad(&format!(
-                        "`\\{other}` is not an escape (only `\\.` and `\\\\` are)"
-                    )));
+                    return Err(bad(&format!("`\\{other}` is not an escape (only `\\.` and `\\\\` are)")));
                 }
                 None => return Err(bad("it ends with a lone `\\`")),
             },
             '.' => {
                 if current.is_empty() {
-                    return Err(bad(
-                        "it has an empty member name (a leading, trailing or doubled `.`)",
-                    ));
+                    return Err(bad("it has an empty member name (a leading, trailing or doubled `.`)"));
                 }
                 segments.push(std::mem::take(&mut current));
             }
@@ -226,9 +196,7 @@ pub fn parse_path(path: &str) -> Result<Vec<String>, DbError> {
         }
     }
     if current.is_empty() {
-        return Err(bad(
-            "it has an empty member name (a leading, trailing or doubled `.`)",
-        ));
+        return Err(bad("it has an empty member name (a leading, trailing or doubled `.`)"));
     }
     segments.push(current);
     Ok(segments)
@@ -237,11 +205,7 @@ pub fn parse_path(path: &str) -> Result<Vec<String>, DbError> {
 /// Refuses a patch whose path goes through something that is not an object. Runs before any change.
 fn check_parents(root: &Value, segments: &[String], path: &str) -> Result<(), DbError> {
     let mut node = root;
-    for (i, name) in segments
-        .iter()
-        .enumerate()
-        .take(segments.len().saturating_sub(1))
-    {
+    for (i, name) in segments.iter().enumerate().take(segments.len().saturating_sub(1)) {
         match node.get(name.as_str()) {
             None => return Ok(()), // the rest is created
             Some(child @ Value::Object(_)) => node = child,
@@ -269,9 +233,7 @@ fn apply(root: &mut Value, segments: &[String], patch: Value) {
     let mut node = root;
     for name in parents {
         let Value::Object(map) = node else { return };
-        node = map
-            .entry(name.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
+        node = map.entry(name.clone()).or_insert_with(|| Value::Object(Map::new()));
     }
     let Value::Object(map) = node else { return };
     if patch.is_null() {
@@ -318,9 +280,7 @@ mod tests {
     use serde_json::json;
 
     fn db(v: Value) -> Db {
-        let Value::Object(map) = v else {
-            panic!("test document must be an object")
-        };
+        let Value::Object(map) = v else { panic!("test document must be an object") };
         Db::new(map)
     }
 
@@ -357,15 +317,8 @@ mod tests {
     #[test]
     fn patch_is_rfc7396() {
         let d = db(json!({"a": {"keep": 1, "drop": 2, "arr": [1, 2], "obj": {"x": 1}}}));
-        d.patch(
-            "a",
-            r#"{"drop": null, "arr": [3], "obj": {"y": 2}, "new": {"n": null, "m": 1}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            d.get("a").unwrap(),
-            r#"{"keep":1,"arr":[3],"obj":{"x":1,"y":2},"new":{"m":1}}"#
-        );
+        d.patch("a", r#"{"drop": null, "arr": [3], "obj": {"y": 2}, "new": {"n": null, "m": 1}}"#).unwrap();
+        assert_eq!(d.get("a").unwrap(), r#"{"keep":1,"arr":[3],"obj":{"x":1,"y":2},"new":{"m":1}}"#);
         d.patch("a.keep", "null").unwrap();
         assert!(matches!(d.get("a.keep"), Err(DbError::NotFound { .. })));
     }
@@ -383,14 +336,8 @@ mod tests {
     fn refused_patches_change_nothing() {
         let d = db(json!({"a": {"s": "str"}}));
         let before = d.snapshot();
-        assert!(matches!(
-            d.patch("a", "{not json"),
-            Err(DbError::BadJson { .. })
-        ));
-        assert!(matches!(
-            d.patch("a.s.deeper", "1"),
-            Err(DbError::WrongKind { .. })
-        ));
+        assert!(matches!(d.patch("a", "{not json"), Err(DbError::BadJson { .. })));
+        assert!(matches!(d.patch("a.s.deeper", "1"), Err(DbError::WrongKind { .. })));
         assert!(matches!(d.patch("", "[1]"), Err(DbError::WrongKind { .. })));
         assert!(matches!(d.patch("a..b", "1"), Err(DbError::BadPath { .. })));
         assert_eq!(*d.snapshot(), *before);
@@ -420,9 +367,6 @@ mod tests {
         let err = Db::load(&path).unwrap_err().to_string();
         assert!(err.contains("line 3"), "{err}");
         std::fs::write(&path, "[1]").unwrap();
-        assert!(matches!(
-            Db::load(&path),
-            Err(LoadError::NotAnObject { .. })
-        ));
+        assert!(matches!(Db::load(&path), Err(LoadError::NotAnObject { .. })));
     }
 }

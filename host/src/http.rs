@@ -46,10 +46,7 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut http = http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(HEAD_TIMEOUT)
-        .keep_alive(true)
-        .max_buf_size(64 << 10);
+    http.timer(TokioTimer::new()).header_read_timeout(HEAD_TIMEOUT).keep_alive(true).max_buf_size(64 << 10);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
@@ -103,11 +100,7 @@ struct Answer {
 
 impl Answer {
     fn error(status: StatusCode, sentence: &str, extra: &[(&str, &str)]) -> Answer {
-        Answer {
-            status,
-            headers: Vec::new(),
-            body: wire::error_body(sentence, extra),
-        }
+        Answer { status, headers: Vec::new(), body: wire::error_body(sentence, extra) }
     }
 }
 
@@ -119,44 +112,31 @@ async fn respond(app: &App, request: Request<Incoming>) -> Response<Full<Bytes>>
     finish(answer, identity).await
 }
 
-fn header_str<'a>(
-    request: &'a Request<Incoming>,
-    name: impl header::AsHeaderName,
-) -> Option<&'a str> {
+fn header_str<'a>(request: &'a Request<Incoming>, name: impl header::AsHeaderName) -> Option<&'a str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer> {
-    let url = request.uri().path_and_query().map_or_else(
-        || request.uri().path().to_owned(),
-        |pq| pq.as_str().to_owned(),
-    );
+    let url =
+        request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
 
     let session_text = header_str(&request, header::COOKIE)
         .and_then(wire::session_from_cookie)
         .or_else(|| header_str(&request, "sessionid"));
     let session = match session_text {
-        Some(text) => Some(
-            SessionId::parse(text)
-                .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?,
-        ),
+        Some(text) => {
+            Some(SessionId::parse(text).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?)
+        }
         None => None,
     };
 
-    let found = app
-        .routes
-        .find(&url)
-        .ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
+    let found =
+        app.routes.find(&url).ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
     let (route, module) = (found.route.to_owned(), found.value.clone());
 
     let limit = app.config.limits.body_bytes;
-    let too_large = || {
-        Answer::error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("the request body is over {limit} bytes"),
-            &[],
-        )
-    };
+    let too_large =
+        || Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {limit} bytes"), &[]);
     let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
@@ -166,11 +146,7 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         if e.is::<http_body_util::LengthLimitError>() {
             too_large()
         } else {
-            Answer::error(
-                StatusCode::BAD_REQUEST,
-                &format!("the request body could not be read: {e}"),
-                &[],
-            )
+            Answer::error(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}"), &[])
         }
     })?;
     let raw = raw.to_bytes();
@@ -178,30 +154,17 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         Ok(Some(inflated)) => inflated,
         Ok(None) => raw.to_vec(),
         Err(e @ wire::InflateError::TooLarge { .. }) => {
-            return Err(Answer::error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &e.to_string(),
-                &[],
-            ));
+            return Err(Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &e.to_string(), &[]));
         }
         Err(e) => {
-            return Err(Answer::error(
-                StatusCode::BAD_REQUEST,
-                &e.to_string(),
-                &[("bytes", &raw.len().to_string())],
-            ));
+            return Err(Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[("bytes", &raw.len().to_string())]));
         }
     };
 
     let headers = parts
         .headers
         .iter()
-        .map(|(name, value)| {
-            (
-                name.as_str().to_owned(),
-                String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
     let mod_request = ModRequest {
         method: parts.method.as_str().to_owned(),
@@ -213,18 +176,9 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
     };
 
     let guard = match session {
-        Some(id) => Some(
-            app.sessions
-                .lock(id, app.config.session_lock_timeout)
-                .await
-                .map_err(|e| {
-                    Answer::error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &e.to_string(),
-                        &[("session", id.as_str())],
-                    )
-                })?,
-        ),
+        Some(id) => Some(app.sessions.lock(id, app.config.session_lock_timeout).await.map_err(|e| {
+            Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[("session", id.as_str())])
+        })?),
         None => None,
     };
     let result = module.handle(mod_request).await;
@@ -237,37 +191,26 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
 fn mod_failed(id: &str, error: &CallError) -> Answer {
     let reason = error.to_string();
     tracing::warn!("mod {id} failed: {reason}");
-    Answer::error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "the mod failed",
-        &[("mod", id), ("reason", &reason)],
-    )
+    Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod failed", &[("mod", id), ("reason", &reason)])
 }
 
 /// Builds the answer from a mod's response: checks its status and headers, splices db references.
 fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer> {
     let bad = |reason: String| {
         tracing::warn!("mod {id} answered badly: {reason}");
-        Answer::error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the mod answered badly",
-            &[("mod", id), ("reason", &reason)],
-        )
+        Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod answered badly", &[("mod", id), ("reason", &reason)])
     };
     let status = StatusCode::from_u16(response.status)
         .map_err(|_| bad(format!("status {} is not an HTTP status", response.status)))?;
     let mut headers = Vec::with_capacity(response.headers.len());
     for (name, value) in response.headers {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| bad(format!("`{name}` is not a header name")))?;
-        if matches!(
-            name,
-            header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION
-        ) {
+        let name =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad(format!("`{name}` is not a header name")))?;
+        if matches!(name, header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION) {
             return Err(bad(format!("the host owns the `{name}` header")));
         }
-        let value = HeaderValue::from_str(&value)
-            .map_err(|_| bad(format!("the value of `{name}` is not a header value")))?;
+        let value =
+            HeaderValue::from_str(&value).map_err(|_| bad(format!("the value of `{name}` is not a header value")))?;
         headers.push((name, value));
     }
 
@@ -280,43 +223,28 @@ fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer
             Chunk::Db(path) => {
                 // One snapshot for the whole response: its parts never mix two versions of the db.
                 let snapshot = snapshot.get_or_insert_with(|| app.db.snapshot());
-                let value = crate::db::lookup(snapshot, &path)
-                    .map_err(|e| bad(format!("db reference: {e}")))?;
-                serde_json::to_writer(&mut body, value)
-                    .map_err(|e| bad(format!("db reference `{path}`: {e}")))?;
+                let value = crate::db::lookup(snapshot, &path).map_err(|e| bad(format!("db reference: {e}")))?;
+                serde_json::to_writer(&mut body, value).map_err(|e| bad(format!("db reference `{path}`: {e}")))?;
             }
         }
     }
-    Ok(Answer {
-        status,
-        headers,
-        body,
-    })
+    Ok(Answer { status, headers, body })
 }
 
 async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
-    let Answer {
-        status,
-        headers,
-        body,
-    } = answer;
+    let Answer { status, headers, body } = answer;
     let body = if identity {
         body
     } else if body.len() <= DEFLATE_INLINE_MAX {
         wire::deflate(&body)
     } else {
         // A multi-megabyte body takes tens of ms to deflate: keep it off the async workers.
-        tokio::task::spawn_blocking(move || wire::deflate(&body))
-            .await
-            .unwrap_or_default()
+        tokio::task::spawn_blocking(move || wire::deflate(&body)).await.unwrap_or_default()
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     let map = response.headers_mut();
-    map.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    map.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     for (name, value) in headers {
         map.insert(name, value);
     }

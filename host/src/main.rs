@@ -48,14 +48,8 @@ struct ServeArgs {
 
 impl ServeArgs {
     fn into_config(self) -> anyhow::Result<Config> {
-        anyhow::ensure!(
-            self.call_timeout_ms > 0,
-            "--call-timeout-ms must be at least 1"
-        );
-        anyhow::ensure!(
-            self.mod_memory_mib > 0 && self.mod_memory_mib <= 4096,
-            "--mod-memory-mib must be 1-4096"
-        );
+        anyhow::ensure!(self.call_timeout_ms > 0, "--call-timeout-ms must be at least 1");
+        anyhow::ensure!(self.mod_memory_mib > 0 && self.mod_memory_mib <= 4096, "--mod-memory-mib must be 1-4096");
         anyhow::ensure!(self.max_instances > 0, "--max-instances must be at least 1");
         let mut config = Config::new(self.root);
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
@@ -80,10 +74,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
             let config = args.into_config()?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("starting tokio")?;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
             runtime.block_on(serve(config))
         }
     }

@@ -21,12 +21,7 @@ pub enum MatchKind {
 pub enum RouteError {
     /// Two mods claim the same route with the same kind.
     #[error("route `{route}` ({kind:?}) is claimed by both `{first}` and `{second}`")]
-    Conflict {
-        route: String,
-        kind: MatchKind,
-        first: String,
-        second: String,
-    },
+    Conflict { route: String, kind: MatchKind, first: String, second: String },
     /// The route does not start with `/` or holds a query.
     #[error("route `{route}` of `{owner}` is malformed: it must start with `/` and hold no `?`")]
     Malformed { route: String, owner: String },
@@ -57,10 +52,7 @@ pub struct RouteTable<T> {
 
 impl<T> Default for RouteTable<T> {
     fn default() -> Self {
-        RouteTable {
-            exact: HashMap::new(),
-            prefixes: Vec::new(),
-        }
+        RouteTable { exact: HashMap::new(), prefixes: Vec::new() }
     }
 }
 
@@ -69,18 +61,12 @@ impl<T> RouteTable<T> {
     pub fn find(&self, url: &str) -> Option<Match<'_, T>> {
         let path = url.split_once('?').map_or(url, |(p, _)| p);
         if let Some((route, entry)) = self.exact.get_key_value(path) {
-            return Some(Match {
-                route,
-                value: &entry.value,
-            });
+            return Some(Match { route, value: &entry.value });
         }
         self.prefixes
             .iter()
             .find(|(prefix, _)| path.starts_with(prefix.as_str()))
-            .map(|(route, entry)| Match {
-                route,
-                value: &entry.value,
-            })
+            .map(|(route, entry)| Match { route, value: &entry.value })
     }
 
     /// Every route with its kind and owner, sorted by path: for `modhost mods` and status pages.
@@ -89,11 +75,7 @@ impl<T> RouteTable<T> {
             .exact
             .iter()
             .map(|(r, e)| (r.as_str(), MatchKind::Exact, e.owner.as_str()))
-            .chain(
-                self.prefixes
-                    .iter()
-                    .map(|(r, e)| (r.as_str(), MatchKind::Prefix, e.owner.as_str())),
-            )
+            .chain(self.prefixes.iter().map(|(r, e)| (r.as_str(), MatchKind::Prefix, e.owner.as_str())))
             .collect();
         all.sort();
         all
@@ -108,26 +90,16 @@ pub struct RouteTableBuilder<T> {
 
 impl<T> Default for RouteTableBuilder<T> {
     fn default() -> Self {
-        RouteTableBuilder {
-            table: RouteTable::default(),
-        }
+        RouteTableBuilder { table: RouteTable::default() }
     }
 }
 
 impl<T: Clone> RouteTableBuilder<T> {
     /// Adds all of `routes` for `owner`, or none of them when any is malformed or already claimed.
-    pub fn add_all(
-        &mut self,
-        owner: &str,
-        routes: &[(String, MatchKind)],
-        value: T,
-    ) -> Result<(), RouteError> {
+    pub fn add_all(&mut self, owner: &str, routes: &[(String, MatchKind)], value: T) -> Result<(), RouteError> {
         self.check(owner, routes)?;
         for (route, kind) in routes {
-            let entry = Entry {
-                owner: owner.to_owned(),
-                value: value.clone(),
-            };
+            let entry = Entry { owner: owner.to_owned(), value: value.clone() };
             match kind {
                 MatchKind::Exact => {
                     self.table.exact.insert(route.clone(), entry);
@@ -142,24 +114,16 @@ impl<T: Clone> RouteTableBuilder<T> {
     pub fn check(&self, owner: &str, routes: &[(String, MatchKind)]) -> Result<(), RouteError> {
         for (i, (route, kind)) in routes.iter().enumerate() {
             if !route.starts_with('/') || route.contains('?') {
-                return Err(RouteError::Malformed {
-                    route: route.clone(),
-                    owner: owner.to_owned(),
-                });
+                return Err(RouteError::Malformed { route: route.clone(), owner: owner.to_owned() });
             }
             let existing = match kind {
                 MatchKind::Exact => self.table.exact.get(route).map(|e| e.owner.as_str()),
-                MatchKind::Prefix => self
-                    .table
-                    .prefixes
-                    .iter()
-                    .find(|(r, _)| r == route)
-                    .map(|(_, e)| e.owner.as_str()),
+                MatchKind::Prefix => {
+                    self.table.prefixes.iter().find(|(r, _)| r == route).map(|(_, e)| e.owner.as_str())
+                }
             };
             // A mod listing one route twice is a conflict with itself, reported the same way.
-            let repeated = routes[..i]
-                .contains(&(route.clone(), *kind))
-                .then_some(owner);
+            let repeated = routes[..i].contains(&(route.clone(), *kind)).then_some(owner);
             if let Some(first) = existing.or(repeated) {
                 return Err(RouteError::Conflict {
                     route: route.clone(),
@@ -174,9 +138,7 @@ impl<T: Clone> RouteTableBuilder<T> {
 
     /// The finished table.
     pub fn build(mut self) -> RouteTable<T> {
-        self.table
-            .prefixes
-            .sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.table.prefixes.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self.table
     }
 }
@@ -192,18 +154,8 @@ mod tests {
 
     fn table() -> RouteTable<&'static str> {
         let mut b = RouteTableBuilder::default();
-        b.add_all(
-            "a",
-            &[r("/client/", Prefix), r("/client/items", Exact)],
-            "a",
-        )
-        .unwrap();
-        b.add_all(
-            "b",
-            &[r("/client/locale/", Prefix), r("/client/items", Prefix)],
-            "b",
-        )
-        .unwrap();
+        b.add_all("a", &[r("/client/", Prefix), r("/client/items", Exact)], "a").unwrap();
+        b.add_all("b", &[r("/client/locale/", Prefix), r("/client/items", Prefix)], "b").unwrap();
         b.build()
     }
 
@@ -222,8 +174,7 @@ mod tests {
     #[test]
     fn registration_order_does_not_matter() {
         let mut b = RouteTableBuilder::default();
-        b.add_all("b", &[r("/client/locale/", Prefix)], "b")
-            .unwrap();
+        b.add_all("b", &[r("/client/locale/", Prefix)], "b").unwrap();
         b.add_all("a", &[r("/client/", Prefix)], "a").unwrap();
         assert_eq!(*b.build().find("/client/locale/en").unwrap().value, "b");
     }
@@ -232,27 +183,16 @@ mod tests {
     fn a_conflict_names_both_mods_and_adds_nothing() {
         let mut b = RouteTableBuilder::default();
         b.add_all("first", &[r("/x", Exact)], 1).unwrap();
-        let err = b
-            .add_all("second", &[r("/y", Exact), r("/x", Exact)], 2)
-            .unwrap_err();
+        let err = b.add_all("second", &[r("/y", Exact), r("/x", Exact)], 2).unwrap_err();
         let text = err.to_string();
-        assert!(
-            text.contains("`first`") && text.contains("`second`") && text.contains("/x"),
-            "{text}"
-        );
+        assert!(text.contains("`first`") && text.contains("`second`") && text.contains("/x"), "{text}");
         assert!(b.build().find("/y").is_none());
     }
 
     #[test]
     fn malformed_routes_are_refused() {
         let mut b = RouteTableBuilder::default();
-        assert!(matches!(
-            b.add_all("m", &[r("x", Exact)], 1),
-            Err(RouteError::Malformed { .. })
-        ));
-        assert!(matches!(
-            b.add_all("m", &[r("/x?y", Exact)], 1),
-            Err(RouteError::Malformed { .. })
-        ));
+        assert!(matches!(b.add_all("m", &[r("x", Exact)], 1), Err(RouteError::Malformed { .. })));
+        assert!(matches!(b.add_all("m", &[r("/x?y", Exact)], 1), Err(RouteError::Malformed { .. })));
     }
 }

@@ -79,19 +79,13 @@ impl Server {
     pub async fn start(config: Config) -> anyhow::Result<Server> {
         let started = Instant::now();
         let root = &config.root;
-        for dir in [
-            root.clone(),
-            root.join("mods"),
-            root.join("store"),
-            root.join("cache"),
-        ] {
+        for dir in [root.clone(), root.join("mods"), root.join("store"), root.join("cache")] {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let db = Arc::new(load_db(root)?);
         let store = Arc::new(
-            Store::open(&root.join("store"), config.store_durable).with_context(|| {
-                format!("opening the store in {}", root.join("store").display())
-            })?,
+            Store::open(&root.join("store"), config.store_durable)
+                .with_context(|| format!("opening the store in {}", root.join("store").display()))?,
         );
         let runtime = Runtime::new(config.limits.clone(), Some(root.join("cache")))?;
 
@@ -107,9 +101,7 @@ impl Server {
             let source = match source {
                 Ok(source) => source,
                 Err(e) => {
-                    report
-                        .failed
-                        .push((e.folder.display().to_string(), e.reason));
+                    report.failed.push((e.folder.display().to_string(), e.reason));
                     continue;
                 }
             };
@@ -140,34 +132,13 @@ impl Server {
             }
         }
         if config.strict && !report.failed.is_empty() {
-            let list: Vec<String> = report
-                .failed
-                .iter()
-                .map(|(m, why)| format!("{m}: {why}"))
-                .collect();
-            bail!(
-                "--strict: {} mod(s) failed to load:\n{}",
-                list.len(),
-                list.join("\n")
-            );
+            let list: Vec<String> = report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
+            bail!("--strict: {} mod(s) failed to load:\n{}", list.len(), list.join("\n"));
         }
 
-        let listener = TcpListener::bind(config.addr)
-            .await
-            .with_context(|| format!("binding {}", config.addr))?;
-        let app = App {
-            config,
-            db,
-            sessions: SessionLocks::default(),
-            routes: builder.build(),
-            _runtime: runtime,
-        };
-        Ok(Server {
-            app: Arc::new(app),
-            listener,
-            report,
-            boot_time: started.elapsed(),
-        })
+        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
+        let app = App { config, db, sessions: SessionLocks::default(), routes: builder.build(), _runtime: runtime };
+        Ok(Server { app: Arc::new(app), listener, report, boot_time: started.elapsed() })
     }
 
     /// The address the server listens on (the real port when the config asked for port 0).
@@ -201,8 +172,7 @@ impl Server {
 fn load_db(root: &Path) -> anyhow::Result<Db> {
     let path = root.join("db.json");
     if !path.exists() {
-        std::fs::write(&path, DEFAULT_DB)
-            .with_context(|| format!("writing the default {}", path.display()))?;
+        std::fs::write(&path, DEFAULT_DB).with_context(|| format!("writing the default {}", path.display()))?;
         tracing::info!("wrote a default database to {}", path.display());
     }
     Ok(Db::load(&path)?)
@@ -220,11 +190,7 @@ async fn load_one(
     if report.loaded.iter().any(|m| &m.id == id) {
         bail!("another mod with id `{id}` is already loaded");
     }
-    let cx = Arc::new(ModContext {
-        id: id.as_str().into(),
-        db: db.clone(),
-        store: store.clone(),
-    });
+    let cx = Arc::new(ModContext { id: id.as_str().into(), db: db.clone(), store: store.clone() });
     let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse)?;
     let loaded = Arc::new(loaded);
     let routes: Vec<(String, MatchKind)> = loaded

@@ -64,15 +64,9 @@ struct Table {
 
 impl SessionLocks {
     /// Takes the lock of `id`, waiting at most `timeout`.
-    pub async fn lock(
-        &self,
-        id: SessionId,
-        timeout: Duration,
-    ) -> Result<SessionGuard, LockTimeout> {
+    pub async fn lock(&self, id: SessionId, timeout: Duration) -> Result<SessionGuard, LockTimeout> {
         let mutex = self.mutex_for(id);
-        tokio::time::timeout(timeout, mutex.lock_owned())
-            .await
-            .map_err(|_| LockTimeout)
+        tokio::time::timeout(timeout, mutex.lock_owned()).await.map_err(|_| LockTimeout)
     }
 
     fn mutex_for(&self, id: SessionId) -> Arc<tokio::sync::Mutex<()>> {
@@ -91,11 +85,7 @@ impl SessionLocks {
 
     /// How many sessions have an entry (live or not yet swept). For tests and status.
     pub fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .locks
-            .len()
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).locks.len()
     }
 
     /// Whether no session has an entry.
@@ -113,13 +103,7 @@ mod tests {
         let a = SessionId::parse("0123456789ABCDEFabcdef01").unwrap();
         assert_eq!(a.as_str(), "0123456789abcdefabcdef01");
         assert_eq!(a, SessionId::parse("0123456789abcdefABCDEF01").unwrap());
-        for bad in [
-            "",
-            "0123",
-            "0123456789abcdefabcdef012",
-            "0123456789abcdefabcdef0g",
-            "ü123456789abcdefabcdef0",
-        ] {
+        for bad in ["", "0123", "0123456789abcdefabcdef012", "0123456789abcdefabcdef0g", "ü123456789abcdefabcdef0"] {
             assert!(SessionId::parse(bad).is_err(), "{bad}");
         }
     }

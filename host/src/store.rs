@@ -38,11 +38,7 @@ pub enum StoreError {
     Unreadable { key: String, source: io::Error },
     /// A write, delete or listing failed; nothing was changed.
     #[error("could not {op} `{key}`: {source}")]
-    Io {
-        op: &'static str,
-        key: String,
-        source: io::Error,
-    },
+    Io { op: &'static str, key: String, source: io::Error },
 }
 
 /// The store rooted at one directory.
@@ -71,11 +67,7 @@ impl Store {
                 }
             }
         }
-        Ok(Store {
-            dir: dir.to_owned(),
-            durable,
-            next_temp: AtomicU64::new(0),
-        })
+        Ok(Store { dir: dir.to_owned(), durable, next_temp: AtomicU64::new(0) })
     }
 
     /// The value under `key` in `namespace`, or `None` if it was never written.
@@ -84,10 +76,7 @@ impl Store {
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(StoreError::Unreadable {
-                key: key.to_owned(),
-                source,
-            }),
+            Err(source) => Err(StoreError::Unreadable { key: key.to_owned(), source }),
         }
     }
 
@@ -95,28 +84,16 @@ impl Store {
     pub fn set(&self, namespace: &str, key: &str, value: &[u8]) -> Result<(), StoreError> {
         let path = self.key_path(namespace, key)?;
         if value.len() > MAX_VALUE_BYTES {
-            return Err(StoreError::TooLarge {
-                key: key.to_owned(),
-                len: value.len(),
-            });
+            return Err(StoreError::TooLarge { key: key.to_owned(), len: value.len() });
         }
-        let io_err = |op| {
-            move |source| StoreError::Io {
-                op,
-                key: key.to_owned(),
-                source,
-            }
-        };
+        let io_err = |op| move |source| StoreError::Io { op, key: key.to_owned(), source };
         let dir = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(dir).map_err(io_err("create the namespace for"))?;
 
         let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
         let temp = dir.join(format!(".tmp-{}-{n}-{key}", std::process::id()));
         let result = (|| {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&temp)?;
+            let mut file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
             file.write_all(value)?;
             if self.durable {
                 file.sync_all()?;
@@ -141,22 +118,16 @@ impl Store {
             Ok(()) => {
                 if self.durable {
                     let dir = path.parent().unwrap_or(&self.dir);
-                    File::open(dir)
-                        .and_then(|d| d.sync_all())
-                        .map_err(|source| StoreError::Io {
-                            op: "delete",
-                            key: key.to_owned(),
-                            source,
-                        })?;
+                    File::open(dir).and_then(|d| d.sync_all()).map_err(|source| StoreError::Io {
+                        op: "delete",
+                        key: key.to_owned(),
+                        source,
+                    })?;
                 }
                 Ok(true)
             }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(StoreError::Io {
-                op: "delete",
-                key: key.to_owned(),
-                source,
-            }),
+            Err(source) => Err(StoreError::Io { op: "delete", key: key.to_owned(), source }),
         }
     }
 
@@ -168,20 +139,12 @@ impl Store {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
             Err(source) => {
-                return Err(StoreError::Io {
-                    op: "list",
-                    key: prefix.to_owned(),
-                    source,
-                });
+                return Err(StoreError::Io { op: "list", key: prefix.to_owned(), source });
             }
         };
         let mut keys = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|source| StoreError::Io {
-                op: "list",
-                key: prefix.to_owned(),
-                source,
-            })?;
+            let entry = entry.map_err(|source| StoreError::Io { op: "list", key: prefix.to_owned(), source })?;
             if let Some(name) = entry.file_name().to_str()
                 && name.starts_with(prefix)
                 && check_key(name).is_ok()
@@ -202,12 +165,7 @@ impl Store {
 
 /// Key rules: 1-180 characters of `[A-Za-z0-9._-]`, no leading dot. Refused, never rewritten.
 pub fn check_key(key: &str) -> Result<(), StoreError> {
-    let bad = |reason| {
-        Err(StoreError::InvalidKey {
-            key: key.to_owned(),
-            reason,
-        })
-    };
+    let bad = |reason| Err(StoreError::InvalidKey { key: key.to_owned(), reason });
     if key.is_empty() {
         return bad("keys are 1 to 180 characters; this one is empty");
     }
@@ -217,10 +175,7 @@ pub fn check_key(key: &str) -> Result<(), StoreError> {
     if key.starts_with('.') {
         return bad("keys may not start with a dot");
     }
-    if !key
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-    {
+    if !key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
         return bad("keys may only hold A-Z, a-z, 0-9, `.`, `_` and `-`");
     }
     Ok(())
@@ -256,25 +211,11 @@ mod tests {
     #[test]
     fn bad_keys_are_refused_not_rewritten() {
         let (_dir, s) = open();
-        for key in [
-            "",
-            ".hidden",
-            "a/b",
-            "../x",
-            "sp ace",
-            "ü",
-            &"k".repeat(181),
-        ] {
-            assert!(
-                matches!(s.set("m", key, b"v"), Err(StoreError::InvalidKey { .. })),
-                "{key:?}"
-            );
+        for key in ["", ".hidden", "a/b", "../x", "sp ace", "ü", &"k".repeat(181)] {
+            assert!(matches!(s.set("m", key, b"v"), Err(StoreError::InvalidKey { .. })), "{key:?}");
         }
         assert!(s.set("m", &"k".repeat(180), b"v").is_ok());
-        assert!(matches!(
-            s.get("../escape", "k"),
-            Err(StoreError::InvalidKey { .. })
-        ));
+        assert!(matches!(s.get("../escape", "k"), Err(StoreError::InvalidKey { .. })));
     }
 
     #[test]
@@ -282,10 +223,7 @@ mod tests {
         let (dir, s) = open();
         // A directory where the value's file should be cannot be read as a value.
         fs::create_dir_all(dir.path().join("m").join("k")).unwrap();
-        assert!(matches!(
-            s.get("m", "k"),
-            Err(StoreError::Unreadable { .. })
-        ));
+        assert!(matches!(s.get("m", "k"), Err(StoreError::Unreadable { .. })));
     }
 
     #[test]
@@ -304,10 +242,7 @@ mod tests {
     fn oversized_values_are_refused() {
         let (_dir, s) = open();
         let big = vec![0u8; MAX_VALUE_BYTES + 1];
-        assert!(matches!(
-            s.set("m", "k", &big),
-            Err(StoreError::TooLarge { .. })
-        ));
+        assert!(matches!(s.set("m", "k", &big), Err(StoreError::TooLarge { .. })));
         assert_eq!(s.get("m", "k").unwrap(), None);
     }
 }

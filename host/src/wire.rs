@@ -63,8 +63,7 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
 
 /// zlib-deflates a response body (level 6, as the client expects).
 pub fn deflate(body: &[u8]) -> Vec<u8> {
-    let mut encoder =
-        ZlibEncoder::new(Vec::with_capacity(body.len() / 4 + 64), Compression::new(6));
+    let mut encoder = ZlibEncoder::new(Vec::with_capacity(body.len() / 4 + 64), Compression::new(6));
     // Writing into a Vec cannot fail.
     let _ = encoder.write_all(body);
     encoder.finish().unwrap_or_default()
@@ -122,34 +121,22 @@ mod tests {
     #[test]
     fn corrupt_and_truncated_streams_are_refused() {
         let z = deflate(&[b'x'; 10_000]);
-        assert!(matches!(
-            inflate_body(&z[..z.len() / 2], 1 << 20),
-            Err(InflateError::Corrupt(_))
-        ));
+        assert!(matches!(inflate_body(&z[..z.len() / 2], 1 << 20), Err(InflateError::Corrupt(_))));
         let mut bad = z.clone();
         bad[5] ^= 0xFF;
         bad[6] ^= 0xFF;
         assert!(inflate_body(&bad, 1 << 20).is_err());
         // A header alone ("x\x9c") and nothing after it.
-        assert!(matches!(
-            inflate_body(&[0x78, 0x9c], 1 << 20),
-            Err(InflateError::Corrupt(_))
-        ));
+        assert!(matches!(inflate_body(&[0x78, 0x9c], 1 << 20), Err(InflateError::Corrupt(_))));
     }
 
     #[test]
     fn a_bomb_stops_at_the_limit() {
         let bomb = deflate(&vec![0u8; 64 << 20]);
         assert!(bomb.len() < 100_000);
-        assert_eq!(
-            inflate_body(&bomb, 1 << 20),
-            Err(InflateError::TooLarge { limit: 1 << 20 })
-        );
+        assert_eq!(inflate_body(&bomb, 1 << 20), Err(InflateError::TooLarge { limit: 1 << 20 }));
         let exact = deflate(&vec![7u8; 1 << 20]);
-        assert_eq!(
-            inflate_body(&exact, 1 << 20).unwrap().unwrap().len(),
-            1 << 20
-        );
+        assert_eq!(inflate_body(&exact, 1 << 20).unwrap().unwrap().len(), 1 << 20);
     }
 
     #[test]

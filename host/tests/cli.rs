@@ -31,44 +31,24 @@ fn serve(root: &std::path::Path) -> (Running, u16) {
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(at) = line.find("listening on 127.0.0.1:") {
-                let port = line[at + "listening on 127.0.0.1:".len()..]
-                    .trim()
-                    .parse::<u16>()
-                    .ok();
+                let port = line[at + "listening on 127.0.0.1:".len()..].trim().parse::<u16>().ok();
                 let _ = tx.send(port);
             }
         }
     });
-    let port = rx
-        .recv_timeout(Duration::from_secs(120))
-        .ok()
-        .flatten()
-        .expect("modhost logged `listening on` in time");
+    let port = rx.recv_timeout(Duration::from_secs(120)).ok().flatten().expect("modhost logged `listening on` in time");
     (Running(child), port)
 }
 
 fn get(port: u16, path: &str) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a complete head");
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status");
     (status, raw[split + 4..].to_vec())
 }
 
@@ -82,19 +62,14 @@ fn serve_on_a_missing_root_creates_it_and_answers_in_zlib() {
     let (status, body) = get(port, "/client/game/keepalive");
     assert_eq!(status, 200);
     let mut text = String::new();
-    flate2::read::ZlibDecoder::new(&body[..])
-        .read_to_string(&mut text)
-        .expect("a zlib body");
+    flate2::read::ZlibDecoder::new(&body[..]).read_to_string(&mut text).expect("a zlib body");
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["data"]["msg"], "OK");
 }
 
 #[test]
 fn a_bad_flag_is_a_clear_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_modhost"))
-        .args(["serve", "--call-timeout-ms", "0"])
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_modhost")).args(["serve", "--call-timeout-ms", "0"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--call-timeout-ms"));
 }

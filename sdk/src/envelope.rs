@@ -42,10 +42,7 @@ pub fn ok_json(json: &str) -> Response {
 /// assert_eq!(r.body_preview(), r#"{"err":0,"errmsg":null,"data":<db:templates.items>}"#);
 /// ```
 pub fn ok_db(path: &str) -> Response {
-    Response::empty()
-        .with_bytes(OK_HEAD.to_vec())
-        .with_db(path)
-        .with_bytes(b"}".to_vec())
+    Response::empty().with_bytes(OK_HEAD.to_vec()).with_db(path).with_bytes(b"}".to_vec())
 }
 
 /// `{"err":0,"errmsg":null,"data":null}`.

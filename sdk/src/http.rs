@@ -101,11 +101,7 @@ impl Request {
     /// # fn f(req: &modhost_sdk::Request) { let agent = req.header("User-Agent").unwrap_or("?"); }
     /// ```
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.inner
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.inner.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// The body, inflated.
@@ -126,11 +122,7 @@ impl Request {
     /// ```
     pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
         let body = self.body();
-        let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
-            b"null"
-        } else {
-            body
-        };
+        let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) { b"null" } else { body };
         serde_json::from_slice(body).map_err(|e| Error::Json(format!("request body: {e}")))
     }
 }
@@ -166,11 +158,7 @@ impl Response {
     /// let r = modhost_sdk::Response::empty().with_status(204);
     /// ```
     pub fn empty() -> Self {
-        Response {
-            status: 200,
-            headers: Vec::new(),
-            body: Vec::new(),
-        }
+        Response { status: 200, headers: Vec::new(), body: Vec::new() }
     }
 
     /// 200 with `value` serialized as JSON.
@@ -181,9 +169,8 @@ impl Response {
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Self {
         // Serializing plain data into a Vec cannot fail; a `Serialize` impl that errors on purpose
         // (a map with non-string keys) becomes a JSON string saying so rather than a panic.
-        let bytes = serde_json::to_vec(value).unwrap_or_else(|e| {
-            serde_json::to_vec(&format!("unserializable: {e}")).unwrap_or_default()
-        });
+        let bytes = serde_json::to_vec(value)
+            .unwrap_or_else(|e| serde_json::to_vec(&format!("unserializable: {e}")).unwrap_or_default());
         Response::empty().with_bytes(bytes)
     }
 
@@ -193,9 +180,7 @@ impl Response {
     /// let r = modhost_sdk::Response::text("hello");
     /// ```
     pub fn text(text: &str) -> Self {
-        Response::empty()
-            .with_header("content-type", "text/plain; charset=utf-8")
-            .with_bytes(text.as_bytes().to_vec())
+        Response::empty().with_header("content-type", "text/plain; charset=utf-8").with_bytes(text.as_bytes().to_vec())
     }
 
     /// 200 whose body is the JSON text of the db value at `path`, spliced in by the host.
@@ -286,10 +271,6 @@ impl Response {
     }
 
     pub(crate) fn into_wit(self) -> wit::Response {
-        wit::Response {
-            status: self.status,
-            headers: self.headers,
-            body: self.body,
-        }
+        wit::Response { status: self.status, headers: self.headers, body: self.body }
     }
 }

@@ -91,14 +91,7 @@ impl Router {
 
 /// The routes the router claims, for the host.
 pub fn routes(router: &Router) -> Vec<wit::Route> {
-    router
-        .routes
-        .iter()
-        .map(|(path, kind, _)| wit::Route {
-            path: (*path).to_owned(),
-            kind: *kind,
-        })
-        .collect()
+    router.routes.iter().map(|(path, kind, _)| wit::Route { path: (*path).to_owned(), kind: *kind }).collect()
 }
 
 /// Runs the router's init function, if any.
@@ -111,21 +104,12 @@ pub fn init(router: &Router) -> Result<(), wit::Error> {
 
 /// Calls the handler of the route the host matched.
 pub fn handle(router: &Router, request: wit::Request) -> Result<wit::Response, wit::Error> {
-    let handler = router
-        .routes
-        .iter()
-        .find(|(path, _, _)| *path == request.route)
-        .map(|(_, _, h)| *h)
-        .ok_or_else(|| {
-            wit::Error::Failed(format!(
-                "the host routed `{}` here but this mod has no such route",
-                request.route
-            ))
+    let handler =
+        router.routes.iter().find(|(path, _, _)| *path == request.route).map(|(_, _, h)| *h).ok_or_else(|| {
+            wit::Error::Failed(format!("the host routed `{}` here but this mod has no such route", request.route))
         })?;
     let request = Request::new(request);
-    handler(&request)
-        .map(Response::into_wit)
-        .map_err(Into::into)
+    handler(&request).map(Response::into_wit).map_err(Into::into)
 }
 
 #[cfg(test)]
@@ -157,32 +141,20 @@ mod tests {
             [wit::Chunk::Bytes(b)] => b.clone(),
             _ => panic!("expected one literal chunk"),
         };
-        assert_eq!(
-            body(handle(&r, request("/b/xyz?q=1", "/b/")).unwrap()),
-            b"xyz"
-        );
+        assert_eq!(body(handle(&r, request("/b/xyz?q=1", "/b/")).unwrap()), b"xyz");
         assert_eq!(body(handle(&r, request("/a", "/a")).unwrap()), b"a");
     }
 
     #[test]
     fn an_unknown_route_is_an_error_not_a_panic() {
         let r = Router::new().route("/a", a);
-        assert!(matches!(
-            handle(&r, request("/zzz", "/zzz")),
-            Err(wit::Error::Failed(_))
-        ));
+        assert!(matches!(handle(&r, request("/zzz", "/zzz")), Err(wit::Error::Failed(_))));
     }
 
     #[test]
     fn routes_are_reported_with_their_kind() {
         let r = Router::new().route("/a", a).prefix("/b/", b);
         let got: Vec<_> = routes(&r).into_iter().map(|r| (r.path, r.kind)).collect();
-        assert_eq!(
-            got,
-            vec![
-                ("/a".to_owned(), MatchKind::Exact),
-                ("/b/".to_owned(), MatchKind::Prefix)
-            ]
-        );
+        assert_eq!(got, vec![("/a".to_owned(), MatchKind::Exact), ("/b/".to_owned(), MatchKind::Prefix)]);
     }
 }

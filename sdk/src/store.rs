@@ -18,9 +18,7 @@ use serde::{Serialize, de::DeserializeOwned};
 /// ```
 pub fn get<T: DeserializeOwned>(key: &str) -> Result<Option<T>> {
     match get_bytes(key)? {
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| Error::Json(format!("store `{key}`: {e}"))),
+        Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::Json(format!("store `{key}`: {e}"))),
         None => Ok(None),
     }
 }

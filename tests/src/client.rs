@@ -22,9 +22,7 @@ pub fn zlib(bytes: &[u8]) -> Vec<u8> {
 /// Inflates a zlib body.
 pub fn unzlib(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
-    ZlibDecoder::new(bytes)
-        .read_to_end(&mut out)
-        .context("inflating the answer")?;
+    ZlibDecoder::new(bytes).read_to_end(&mut out).context("inflating the answer")?;
     Ok(out)
 }
 
@@ -42,10 +40,7 @@ pub struct Reply {
 impl Reply {
     /// The first header with this (lower-case) name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// The body inflated if it is zlib, else as sent.
@@ -66,8 +61,7 @@ impl Reply {
     /// The body (inflated) as JSON; panics with the text when it is not JSON.
     pub fn json(&self) -> serde_json::Value {
         let text = self.text();
-        serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("answer {} is not JSON ({e}): {text}", self.status))
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("answer {} is not JSON ({e}): {text}", self.status))
     }
 }
 
@@ -83,31 +77,17 @@ pub struct Call {
 impl Call {
     /// `GET path`.
     pub fn get(path: &str) -> Call {
-        Call {
-            method: "GET".into(),
-            path: path.into(),
-            ..Call::default()
-        }
+        Call { method: "GET".into(), path: path.into(), ..Call::default() }
     }
 
     /// `POST path` with this body sent zlib-compressed, as the game client does.
     pub fn post(path: &str, body: &[u8]) -> Call {
-        Call {
-            method: "POST".into(),
-            path: path.into(),
-            body: zlib(body),
-            ..Call::default()
-        }
+        Call { method: "POST".into(), path: path.into(), body: zlib(body), ..Call::default() }
     }
 
     /// `POST path` with this body sent as is.
     pub fn post_raw(path: &str, body: &[u8]) -> Call {
-        Call {
-            method: "POST".into(),
-            path: path.into(),
-            body: body.to_vec(),
-            ..Call::default()
-        }
+        Call { method: "POST".into(), path: path.into(), body: body.to_vec(), ..Call::default() }
     }
 
     /// Adds a header.
@@ -127,10 +107,7 @@ impl Call {
     }
 
     fn to_bytes(&self) -> Vec<u8> {
-        let mut out = format!(
-            "{} {} HTTP/1.1\r\nHost: 127.0.0.1\r\n",
-            self.method, self.path
-        );
+        let mut out = format!("{} {} HTTP/1.1\r\nHost: 127.0.0.1\r\n", self.method, self.path);
         for (n, v) in &self.headers {
             out.push_str(&format!("{n}: {v}\r\n"));
         }
@@ -154,13 +131,9 @@ pub struct Client {
 impl Client {
     /// Connects to `addr`.
     pub async fn connect(addr: SocketAddr) -> anyhow::Result<Client> {
-        let stream = tokio::time::timeout(IO_DEADLINE, TcpStream::connect(addr))
-            .await
-            .context("connect timed out")??;
-        Ok(Client {
-            stream,
-            buffer: Vec::new(),
-        })
+        let stream =
+            tokio::time::timeout(IO_DEADLINE, TcpStream::connect(addr)).await.context("connect timed out")??;
+        Ok(Client { stream, buffer: Vec::new() })
     }
 
     /// Sends one request and reads its answer.
@@ -176,9 +149,7 @@ impl Client {
 
     /// Reads one answer (headers, then `Content-Length` bytes).
     pub async fn read_reply(&mut self) -> anyhow::Result<Reply> {
-        tokio::time::timeout(IO_DEADLINE, self.read_reply_inner())
-            .await
-            .context("no answer within the deadline")?
+        tokio::time::timeout(IO_DEADLINE, self.read_reply_inner()).await.context("no answer within the deadline")?
     }
 
     async fn read_reply_inner(&mut self) -> anyhow::Result<Reply> {
@@ -192,11 +163,7 @@ impl Client {
         self.buffer.drain(..head_end + 4);
         let mut lines = head.split("\r\n");
         let status_line = lines.next().unwrap_or_default();
-        let status: u16 = status_line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .context("bad status line")?;
+        let status: u16 = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).context("bad status line")?;
         let headers: Vec<(String, String)> = lines
             .filter_map(|l| l.split_once(':'))
             .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -210,11 +177,7 @@ impl Client {
             self.fill().await?;
         }
         let raw: Vec<u8> = self.buffer.drain(..length).collect();
-        Ok(Reply {
-            status,
-            headers,
-            raw,
-        })
+        Ok(Reply { status, headers, raw })
     }
 
     async fn fill(&mut self) -> anyhow::Result<()> {

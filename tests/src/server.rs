@@ -19,8 +19,7 @@ pub struct TestServerBuilder {
 impl TestServerBuilder {
     /// Installs `wasm` as `<root>/mods/<id>/` with a manifest (extra TOML lines appended).
     pub fn with_mod(mut self, id: &str, wasm: &str, extra_toml: &str) -> Self {
-        self.mods
-            .push((id.to_owned(), PathBuf::from(wasm), extra_toml.to_owned()));
+        self.mods.push((id.to_owned(), PathBuf::from(wasm), extra_toml.to_owned()));
         self
     }
 
@@ -42,14 +41,7 @@ impl TestServerBuilder {
         let task = tokio::spawn(server.run(async move {
             let _ = stopped.await;
         }));
-        Ok(TestServer {
-            addr,
-            root: self.root,
-            config: self.config,
-            report,
-            stop: Some(stop),
-            task: Some(task),
-        })
+        Ok(TestServer { addr, root: self.root, config: self.config, report, stop: Some(stop), task: Some(task) })
     }
 }
 
@@ -57,10 +49,7 @@ impl TestServerBuilder {
 pub fn install_mod(root: &Path, id: &str, wasm: &Path, extra_toml: &str) -> anyhow::Result<()> {
     let dir = root.join("mods").join(id);
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(
-        dir.join("mod.toml"),
-        format!("id = \"{id}\"\nversion = \"0.1.0\"\n{extra_toml}\n"),
-    )?;
+    std::fs::write(dir.join("mod.toml"), format!("id = \"{id}\"\nversion = \"0.1.0\"\n{extra_toml}\n"))?;
     std::fs::copy(wasm, dir.join(format!("{id}.wasm")))?;
     Ok(())
 }
@@ -86,20 +75,12 @@ impl TestServer {
         config.builtin_mods = false;
         config.limits.max_instances = 32;
         config.limits.call_deadline = Duration::from_secs(5);
-        TestServerBuilder {
-            root,
-            config,
-            mods: Vec::new(),
-        }
+        TestServerBuilder { root, config, mods: Vec::new() }
     }
 
     /// A builder for a server on the same root as this one (stop this one first).
     pub fn restart_builder(&self) -> TestServerBuilder {
-        TestServerBuilder {
-            root: self.root.clone(),
-            config: self.config.clone(),
-            mods: Vec::new(),
-        }
+        TestServerBuilder { root: self.root.clone(), config: self.config.clone(), mods: Vec::new() }
     }
 
     /// The server's root directory.

@@ -27,16 +27,8 @@ fn router() -> Router {
 }
 
 fn item(_: &Request) -> Result<Response> {
-    let name: String = db::get(&db::path(&[
-        "templates",
-        "items",
-        ROUBLES,
-        "_props",
-        "Name",
-    ]))?;
-    Ok(envelope::ok(
-        &serde_json::json!({ "id": ROUBLES, "name": name }),
-    ))
+    let name: String = db::get(&db::path(&["templates", "items", ROUBLES, "_props", "Name"]))?;
+    Ok(envelope::ok(&serde_json::json!({ "id": ROUBLES, "name": name })))
 }
 
 fn visits(req: &Request) -> Result<Response> {

@@ -46,14 +46,10 @@ pub enum ManifestError {
 impl Manifest {
     /// Parses and validates `mod.toml` text.
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
-        let manifest: Manifest =
-            toml::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
+        let manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
         let id_ok = !manifest.id.is_empty()
             && manifest.id.len() <= 64
-            && manifest
-                .id
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+            && manifest.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
             && manifest.id.as_bytes()[0].is_ascii_alphanumeric();
         if !id_ok {
             return Err(ManifestError::Invalid(format!(
@@ -76,20 +72,15 @@ mod tests {
     fn minimal_and_full_manifests_parse() {
         let m = Manifest::parse("id = \"hello\"\nversion = \"0.1.0\"").unwrap();
         assert_eq!((m.id.as_str(), m.reuse), ("hello", 1));
-        let m = Manifest::parse("id = \"a-b_1\"\nname = \"AB\"\nversion = \"1.0.0\"\nreuse = 50")
-            .unwrap();
+        let m = Manifest::parse("id = \"a-b_1\"\nname = \"AB\"\nversion = \"1.0.0\"\nreuse = 50").unwrap();
         assert_eq!(m.reuse, 50);
     }
 
     #[test]
     fn bad_manifests_say_why() {
-        let e = Manifest::parse("id = \"Hello\"\nversion = \"1\"")
-            .unwrap_err()
-            .to_string();
+        let e = Manifest::parse("id = \"Hello\"\nversion = \"1\"").unwrap_err().to_string();
         assert!(e.contains("a-z"), "{e}");
-        let e = Manifest::parse("id = \"x\"\nversion = \"1\"\nreuze = 3")
-            .unwrap_err()
-            .to_string();
+        let e = Manifest::parse("id = \"x\"\nversion = \"1\"\nreuze = 3").unwrap_err().to_string();
         assert!(e.contains("reuze"), "{e}");
         assert!(Manifest::parse("id = \"x\"").is_err());
         assert!(Manifest::parse("id = \"x\"\nversion = \"1\"\nreuse = 0").is_err());

@@ -52,11 +52,7 @@ pub fn builtins() -> Vec<Result<ModSource, DiscoverError>> {
                 folder: PathBuf::from(format!("<built-in {name}>")),
                 reason: e.to_string(),
             })?;
-            Ok(ModSource {
-                manifest,
-                wasm: wasm.to_vec(),
-                origin: Origin::Builtin,
-            })
+            Ok(ModSource { manifest, wasm: wasm.to_vec(), origin: Origin::Builtin })
         })
         .collect()
 }
@@ -65,50 +61,27 @@ pub fn builtins() -> Vec<Result<ModSource, DiscoverError>> {
 /// A folder that is not a valid mod is reported, and the others still load.
 pub fn discover(mods_dir: &Path) -> Vec<Result<ModSource, DiscoverError>> {
     let mut folders: Vec<PathBuf> = match std::fs::read_dir(mods_dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect(),
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect(),
         Err(_) => return Vec::new(),
     };
     folders.sort();
-    folders
-        .into_iter()
-        .filter(|f| !is_hidden(f))
-        .map(|folder| read_folder(&folder))
-        .collect()
+    folders.into_iter().filter(|f| !is_hidden(f)).map(|folder| read_folder(&folder)).collect()
 }
 
 fn is_hidden(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with('.'))
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'))
 }
 
 fn read_folder(folder: &Path) -> Result<ModSource, DiscoverError> {
-    let fail = |reason: String| DiscoverError {
-        folder: folder.to_owned(),
-        reason,
-    };
-    let text = std::fs::read_to_string(folder.join("mod.toml"))
-        .map_err(|e| fail(format!("cannot read mod.toml: {e}")))?;
+    let fail = |reason: String| DiscoverError { folder: folder.to_owned(), reason };
+    let text =
+        std::fs::read_to_string(folder.join("mod.toml")).map_err(|e| fail(format!("cannot read mod.toml: {e}")))?;
     let manifest = Manifest::parse(&text).map_err(|e| fail(e.to_string()))?;
-    let folder_name = folder
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let folder_name = folder.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if folder_name != manifest.id {
-        return Err(fail(format!(
-            "the folder is named `{folder_name}` but mod.toml says id = `{}`",
-            manifest.id
-        )));
+        return Err(fail(format!("the folder is named `{folder_name}` but mod.toml says id = `{}`", manifest.id)));
     }
     let wasm_path = folder.join(format!("{}.wasm", manifest.id));
-    let wasm = std::fs::read(&wasm_path)
-        .map_err(|e| fail(format!("cannot read {}: {e}", wasm_path.display())))?;
-    Ok(ModSource {
-        manifest,
-        wasm,
-        origin: Origin::Folder(folder.to_owned()),
-    })
+    let wasm = std::fs::read(&wasm_path).map_err(|e| fail(format!("cannot read {}: {e}", wasm_path.display())))?;
+    Ok(ModSource { manifest, wasm, origin: Origin::Folder(folder.to_owned()) })
 }

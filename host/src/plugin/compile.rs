@@ -31,8 +31,8 @@ pub(crate) fn load(
     cache_dir: Option<&Path>,
 ) -> anyhow::Result<(Component, CompileSource)> {
     let Some(dir) = cache_dir else {
-        let component = Component::new(engine, wasm)
-            .map_err(|e| anyhow::Error::from(e).context("compiling the component"))?;
+        let component =
+            Component::new(engine, wasm).map_err(|e| anyhow::Error::from(e).context("compiling the component"))?;
         return Ok((component, CompileSource::Compiled));
     };
     let path = artifact_path(engine, wasm, dir);
@@ -44,14 +44,11 @@ pub(crate) fn load(
             Err(e) => tracing::warn!("ignoring cached artifact {}: {e:#}", path.display()),
         }
     }
-    let component = Component::new(engine, wasm)
-        .map_err(|e| anyhow::Error::from(e).context("compiling the component"))?;
+    let component =
+        Component::new(engine, wasm).map_err(|e| anyhow::Error::from(e).context("compiling the component"))?;
     if let Err(e) = write_artifact(&component, dir, &path) {
         // A cache we cannot write only costs time at the next boot.
-        tracing::warn!(
-            "could not cache the compiled mod at {}: {e:#}",
-            path.display()
-        );
+        tracing::warn!("could not cache the compiled mod at {}: {e:#}", path.display());
     }
     Ok((component, CompileSource::Compiled))
 }
@@ -59,9 +56,7 @@ pub(crate) fn load(
 fn artifact_path(engine: &wasmtime::Engine, wasm: &[u8], dir: &Path) -> PathBuf {
     let wasm_hash = Sha256::digest(wasm);
     let mut engine_hash = DefaultHasher::new();
-    engine
-        .precompile_compatibility_hash()
-        .hash(&mut engine_hash);
+    engine.precompile_compatibility_hash().hash(&mut engine_hash);
     let mut name = String::with_capacity(90);
     for byte in &wasm_hash[..16] {
         name.push_str(&format!("{byte:02x}"));
@@ -76,9 +71,7 @@ fn write_artifact(component: &Component, dir: &Path, path: &Path) -> anyhow::Res
     let temp = dir.join(format!(
         ".tmp-{}-{}",
         std::process::id(),
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("artifact")
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("artifact")
     ));
     std::fs::write(&temp, bytes)?;
     std::fs::rename(&temp, path)?;

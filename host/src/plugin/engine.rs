@@ -46,24 +46,19 @@ pub(crate) struct EpochTicker {
 }
 
 impl EpochTicker {
-    pub(crate) fn start(
-        engine: &wasmtime::Engine,
-        tick: std::time::Duration,
-    ) -> std::io::Result<Self> {
+    pub(crate) fn start(engine: &wasmtime::Engine, tick: std::time::Duration) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let weak = engine.weak();
         let flag = stop.clone();
-        std::thread::Builder::new()
-            .name("modhost-epoch".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
-                    match weak.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => break,
-                    }
+        std::thread::Builder::new().name("modhost-epoch".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
                 }
-            })?;
+            }
+        })?;
         Ok(EpochTicker { stop })
     }
 }

@@ -33,11 +33,7 @@ pub enum CallError {
 }
 
 fn stderr_suffix(stderr: &str) -> String {
-    if stderr.is_empty() {
-        String::new()
-    } else {
-        format!(" (its output ended: {stderr})")
-    }
+    if stderr.is_empty() { String::new() } else { format!(" (its output ended: {stderr})") }
 }
 
 /// A mod ready to run.
@@ -53,27 +49,13 @@ pub struct LoadedMod {
 
 impl std::fmt::Debug for LoadedMod {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedMod")
-            .field("id", &self.cx.id)
-            .field("reuse", &self.reuse)
-            .finish_non_exhaustive()
+        f.debug_struct("LoadedMod").field("id", &self.cx.id).field("reuse", &self.reuse).finish_non_exhaustive()
     }
 }
 
 impl LoadedMod {
-    pub(crate) fn new(
-        cx: Arc<ModContext>,
-        pre: PluginPre<CallState>,
-        limits: Limits,
-        reuse: u32,
-    ) -> Self {
-        LoadedMod {
-            cx,
-            pre,
-            limits,
-            reuse: reuse.max(1),
-            idle: Mutex::new(Vec::new()),
-        }
+    pub(crate) fn new(cx: Arc<ModContext>, pre: PluginPre<CallState>, limits: Limits, reuse: u32) -> Self {
+        LoadedMod { cx, pre, limits, reuse: reuse.max(1), idle: Mutex::new(Vec::new()) }
     }
 
     /// The mod's id.
@@ -84,38 +66,26 @@ impl LoadedMod {
     /// Asks the mod for its routes (at load).
     pub async fn routes(&self) -> Result<Vec<Route>, CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, async |store, plugin| {
-            Ok(Ok(plugin.call_routes(store).await?))
-        })
-        .await
+        self.call(deadline, false, async |store, plugin| Ok(Ok(plugin.call_routes(store).await?))).await
     }
 
     /// Runs the mod's `init` (at load).
     pub async fn init(&self) -> Result<(), CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, async |store, plugin| {
-            plugin.call_init(store).await
-        })
-        .await
+        self.call(deadline, false, async |store, plugin| plugin.call_init(store).await).await
     }
 
     /// Answers one request.
     pub async fn handle(&self, request: Request) -> Result<Response, CallError> {
         let deadline = self.limits.call_deadline;
-        self.call(deadline, true, async move |store, plugin| {
-            plugin.call_handle(store, &request).await
-        })
-        .await
+        self.call(deadline, true, async move |store, plugin| plugin.call_handle(store, &request).await).await
     }
 
     async fn call<R>(
         &self,
         deadline: Duration,
         reusable: bool,
-        f: impl AsyncFnOnce(
-            &mut Store<CallState>,
-            &Plugin,
-        ) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+        f: impl AsyncFnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
         let (mut store, plugin, uses) = match reusable.then(|| self.take_idle()).flatten() {
@@ -132,10 +102,7 @@ impl LoadedMod {
         match result {
             Ok(Ok(value)) => {
                 if reusable && uses + 1 < self.reuse {
-                    self.idle
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push((store, plugin, uses + 1));
+                    self.idle.lock().unwrap_or_else(PoisonError::into_inner).push((store, plugin, uses + 1));
                 }
                 Ok(value)
             }
@@ -145,10 +112,7 @@ impl LoadedMod {
     }
 
     fn take_idle(&self) -> Option<(Store<CallState>, Plugin, u32)> {
-        self.idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop()
     }
 
     async fn instantiate(&self) -> Result<(Store<CallState>, Plugin, u32), CallError> {
@@ -163,11 +127,8 @@ impl LoadedMod {
         store.set_hostcall_fuel(self.limits.hostcall_bytes);
         // Instantiation runs the guest's start code too: give it the call deadline.
         arm_deadline(&mut store, self.limits.call_deadline);
-        let plugin = self
-            .pre
-            .instantiate_async(&mut store)
-            .await
-            .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+        let plugin =
+            self.pre.instantiate_async(&mut store).await.map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         Ok((store, plugin, 0))
     }
 
@@ -193,10 +154,7 @@ fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
         if Instant::now() >= stop_at {
             Ok(UpdateDeadline::Interrupt)
         } else {
-            Ok(UpdateDeadline::YieldCustom(
-                1,
-                Box::pin(tokio::task::yield_now()),
-            ))
+            Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
         }
     });
 }
@@ -221,11 +179,6 @@ fn classify_trap(error: &wasmtime::Error, deadline: Duration, output: &[u8]) -> 
     }
     // The last lines a guest wrote before trapping usually say why (a Rust panic prints its message).
     let tail_start = output.len().saturating_sub(1024);
-    let stderr = String::from_utf8_lossy(&output[tail_start..])
-        .trim()
-        .to_owned();
-    CallError::Trap {
-        reason: format!("{error:#}"),
-        stderr,
-    }
+    let stderr = String::from_utf8_lossy(&output[tail_start..]).trim().to_owned();
+    CallError::Trap { reason: format!("{error:#}"), stderr }
 }

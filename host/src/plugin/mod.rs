@@ -57,27 +57,15 @@ impl Runtime {
         let engine = engine::build(&limits).context("configuring the wasm engine")?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).context("linking WASI")?;
-        Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .context("linking the plugin world")?;
+        Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state).context("linking the plugin world")?;
         let ticker = engine::EpochTicker::start(&engine, limits.epoch_tick)
             .map_err(wasmtime::Error::from)
             .context("starting the epoch ticker")?;
-        Ok(Runtime {
-            engine,
-            linker,
-            limits,
-            cache_dir,
-            _ticker: ticker,
-        })
+        Ok(Runtime { engine, linker, limits, cache_dir, _ticker: ticker })
     }
 
     /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`.
-    pub fn load(
-        &self,
-        wasm: &[u8],
-        cx: Arc<ModContext>,
-        reuse: u32,
-    ) -> anyhow::Result<(LoadedMod, CompileSource)> {
+    pub fn load(&self, wasm: &[u8], cx: Arc<ModContext>, reuse: u32) -> anyhow::Result<(LoadedMod, CompileSource)> {
         let (component, source) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         Ok((self.link(component, cx, reuse)?, source))
     }
@@ -88,12 +76,8 @@ impl Runtime {
         cx: Arc<ModContext>,
         reuse: u32,
     ) -> wasmtime::Result<LoadedMod> {
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .context("linking the component")?;
-        let pre = bindings::PluginPre::new(pre)
-            .context("the component does not export the `plugin` world")?;
+        let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
+        let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;
         Ok(LoadedMod::new(cx, pre, self.limits.clone(), reuse))
     }
 }

@@ -19,10 +19,7 @@ pub(crate) struct GuestOutput {
 
 impl GuestOutput {
     pub(crate) fn new(capacity: usize) -> Self {
-        GuestOutput {
-            buffer: Arc::default(),
-            capacity,
-        }
+        GuestOutput { buffer: Arc::default(), capacity }
     }
 
     /// Takes what was written so far, leaving the buffer empty.

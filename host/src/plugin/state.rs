@@ -39,26 +39,14 @@ impl CallState {
         let output = GuestOutput::new(output_bytes);
         // No preopened directories, no environment, no arguments, no sockets (denied by default):
         // clocks, random, and stdout/stderr into `output`.
-        let wasi = WasiCtx::builder()
-            .stdout(output.clone())
-            .stderr(output.clone())
-            .build();
-        CallState {
-            cx,
-            limits,
-            output,
-            wasi,
-            table: ResourceTable::new(),
-        }
+        let wasi = WasiCtx::builder().stdout(output.clone()).stderr(output.clone()).build();
+        CallState { cx, limits, output, wasi, table: ResourceTable::new() }
     }
 }
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
@@ -103,10 +91,7 @@ impl plugin::store::Host for CallState {
     }
 
     fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), Error> {
-        self.cx
-            .store
-            .set(&self.cx.id, &key, &value)
-            .map_err(store_error)
+        self.cx.store.set(&self.cx.id, &key, &value).map_err(store_error)
     }
 
     fn delete(&mut self, key: String) -> Result<bool, Error> {
@@ -114,10 +99,7 @@ impl plugin::store::Host for CallState {
     }
 
     fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
-        self.cx
-            .store
-            .list(&self.cx.id, &prefix)
-            .map_err(store_error)
+        self.cx.store.list(&self.cx.id, &prefix).map_err(store_error)
     }
 }
 

@@ -22,13 +22,8 @@ fn null_data(_: &Request) -> Result<Response> {
 }
 
 fn keepalive(_: &Request) -> Result<Response> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    Ok(envelope::ok(
-        &serde_json::json!({"msg": "OK", "utc_time": now}),
-    ))
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    Ok(envelope::ok(&serde_json::json!({"msg": "OK", "utc_time": now})))
 }
 
 fn items(_: &Request) -> Result<Response> {
@@ -43,9 +38,7 @@ fn handbook(_: &Request) -> Result<Response> {
     if db::exists("templates.handbook") {
         Ok(envelope::ok_db("templates.handbook"))
     } else {
-        Ok(envelope::ok(
-            &serde_json::json!({"Categories": [], "Items": []}),
-        ))
+        Ok(envelope::ok(&serde_json::json!({"Categories": [], "Items": []})))
     }
 }
 
@@ -60,12 +53,7 @@ fn languages(_: &Request) -> Result<Response> {
 /// `/client/locale/<lang>`: the language's table, else English, else `{}`. The language is reduced to
 /// letters, digits and `-` so it can never address anything but a locale.
 fn locale(req: &Request) -> Result<Response> {
-    let lang: String = req
-        .rest()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .take(16)
-        .collect();
+    let lang: String = req.rest().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(16).collect();
     for candidate in [lang.as_str(), "en"] {
         let path = db::path(&["locales", "global", candidate]);
         if !candidate.is_empty() && db::exists(&path) {

@@ -25,45 +25,26 @@ pub fn build(workspace: &Path, packages: &[&str], watch: &[&str]) -> Vec<(String
     let target_dir = workspace.join("target").join("wasm-guests");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace)
-        .args(["build", "--release", "--target", TARGET, "--target-dir"])
-        .arg(&target_dir);
+    cmd.current_dir(workspace).args(["build", "--release", "--target", TARGET, "--target-dir"]).arg(&target_dir);
     for package in packages {
         cmd.args(["-p", package]);
     }
     // Small components: no DWARF (the name section stays, so traps still name functions).
-    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
+    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false").env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
     // Flags meant for the host build must not leak into the guest build.
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTFLAGS",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_RUSTFLAGS",
-    ] {
+    for var in
+        ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"]
+    {
         cmd.env_remove(var);
     }
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("could not run cargo to build the guests: {e}"));
-    assert!(
-        status.success(),
-        "building the guests {packages:?} for {TARGET} failed (see the errors above)"
-    );
+    let status = cmd.status().unwrap_or_else(|e| panic!("could not run cargo to build the guests: {e}"));
+    assert!(status.success(), "building the guests {packages:?} for {TARGET} failed (see the errors above)");
 
     packages
         .iter()
         .map(|p| {
-            let wasm = target_dir
-                .join(TARGET)
-                .join("release")
-                .join(format!("{}.wasm", p.replace('-', "_")));
-            assert!(
-                wasm.exists(),
-                "the guest build did not produce {}",
-                wasm.display()
-            );
+            let wasm = target_dir.join(TARGET).join("release").join(format!("{}.wasm", p.replace('-', "_")));
+            assert!(wasm.exists(), "the guest build did not produce {}", wasm.display());
             ((*p).to_owned(), wasm)
         })
         .collect()

@@ -5,45 +5,24 @@ use modhost_tests::guests;
 
 #[tokio::test]
 async fn an_empty_root_gets_a_default_db_and_the_builtin_mods() {
-    let server = TestServer::builder()
-        .config(|c| c.builtin_mods = true)
-        .start()
-        .await
-        .unwrap();
+    let server = TestServer::builder().config(|c| c.builtin_mods = true).start().await.unwrap();
     assert!(server.root().join("db.json").exists());
     assert!(server.report.loaded.iter().any(|m| m.id == "emulator"));
-    let reply = send(server.addr, &Call::get("/client/items"))
-        .await
-        .unwrap();
+    let reply = send(server.addr, &Call::get("/client/items")).await.unwrap();
     assert_eq!(reply.json()["err"], 0);
-    let reply = send(server.addr, &Call::get("/client/locale/xx"))
-        .await
-        .unwrap();
-    assert!(
-        reply.json()["data"]["5449016a4bdc2d6f028b456f Name"].is_string(),
-        "falls back to en"
-    );
+    let reply = send(server.addr, &Call::get("/client/locale/xx")).await.unwrap();
+    assert!(reply.json()["data"]["5449016a4bdc2d6f028b456f Name"].is_string(), "falls back to en");
 }
 
 #[tokio::test]
 async fn a_second_boot_loads_the_compiled_mod_from_the_cache() {
-    let server = TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, "")
-        .start()
-        .await
-        .unwrap();
+    let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.unwrap();
     assert_eq!(server.report.loaded[0].compile, CompileSource::Compiled);
     let again = server.restart_builder();
     server.stop().await.unwrap();
     let server = again.start().await.unwrap();
     assert_eq!(server.report.loaded[0].compile, CompileSource::Cached);
-    assert_eq!(
-        send(server.addr, &Call::get("/fx/instance"))
-            .await
-            .unwrap()
-            .json(),
-        1
-    );
+    assert_eq!(send(server.addr, &Call::get("/fx/instance")).await.unwrap().json(), 1);
 
     // A corrupt artifact is ignored and replaced, never trusted.
     let cache = server.root().join("cache");
@@ -54,13 +33,7 @@ async fn a_second_boot_loads_the_compiled_mod_from_the_cache() {
     }
     let server = again.start().await.unwrap();
     assert_eq!(server.report.loaded[0].compile, CompileSource::Compiled);
-    assert_eq!(
-        send(server.addr, &Call::get("/fx/instance"))
-            .await
-            .unwrap()
-            .json(),
-        1
-    );
+    assert_eq!(send(server.addr, &Call::get("/fx/instance")).await.unwrap().json(), 1);
 }
 
 #[tokio::test]
@@ -71,14 +44,7 @@ async fn a_bad_db_json_is_a_clear_error_with_line_and_column() {
     let again = server.restart_builder();
     server.stop().await.unwrap();
     std::fs::write(root.join("db.json"), "{\n \"a\": 1,\n \"b\": ]\n}").unwrap();
-    let err = format!(
-        "{:#}",
-        again
-            .start()
-            .await
-            .err()
-            .expect("a bad db.json stops the boot")
-    );
+    let err = format!("{:#}", again.start().await.err().expect("a bad db.json stops the boot"));
     assert!(err.contains("db.json") && err.contains("line 3"), "{err}");
 }
 
@@ -91,49 +57,16 @@ async fn a_broken_mod_folder_is_reported_and_the_others_load() {
     server.stop().await.unwrap();
 
     std::fs::create_dir_all(root.join("mods/broken")).unwrap();
-    std::fs::write(
-        root.join("mods/broken/mod.toml"),
-        "id = \"broken\"\nversion = \"1\"\nreuze = 2\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("mods/broken/mod.toml"), "id = \"broken\"\nversion = \"1\"\nreuze = 2\n").unwrap();
     std::fs::create_dir_all(root.join("mods/notwasm")).unwrap();
-    std::fs::write(
-        root.join("mods/notwasm/mod.toml"),
-        "id = \"notwasm\"\nversion = \"1\"\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("mods/notwasm/mod.toml"), "id = \"notwasm\"\nversion = \"1\"\n").unwrap();
     std::fs::write(root.join("mods/notwasm/notwasm.wasm"), b"\0asm garbage").unwrap();
 
     let server = again.start().await.unwrap();
-    assert_eq!(
-        server
-            .report
-            .loaded
-            .iter()
-            .map(|m| m.id.as_str())
-            .collect::<Vec<_>>(),
-        ["fx"]
-    );
-    let failed: Vec<_> = server
-        .report
-        .failed
-        .iter()
-        .map(|(m, why)| format!("{m}: {why}"))
-        .collect();
+    assert_eq!(server.report.loaded.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["fx"]);
+    let failed: Vec<_> = server.report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
-    assert!(
-        failed[0].contains("broken") && failed[0].contains("reuze"),
-        "{failed:?}"
-    );
-    assert!(
-        failed[1].contains("notwasm") && failed[1].contains("compiling"),
-        "{failed:?}"
-    );
-    assert_eq!(
-        send(server.addr, &Call::get("/fx/instance"))
-            .await
-            .unwrap()
-            .json(),
-        1
-    );
+    assert!(failed[0].contains("broken") && failed[0].contains("reuze"), "{failed:?}");
+    assert!(failed[1].contains("notwasm") && failed[1].contains("compiling"), "{failed:?}");
+    assert_eq!(send(server.addr, &Call::get("/fx/instance")).await.unwrap().json(), 1);
 }

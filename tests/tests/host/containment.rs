@@ -23,10 +23,7 @@ async fn a_panicking_mod_is_500_with_its_message_and_the_server_keeps_serving() 
     for _ in 0..3 {
         let reply = send(server.addr, &Call::get("/fx/trap")).await.unwrap();
         let why = reason(&reply);
-        assert!(
-            why.contains("trapped") && why.contains("fixture panic on purpose"),
-            "{why}"
-        );
+        assert!(why.contains("trapped") && why.contains("fixture panic on purpose"), "{why}");
         still_serving(&server).await;
     }
 }
@@ -48,9 +45,7 @@ async fn a_looping_mod_is_stopped_at_its_deadline_while_others_are_served() {
         .unwrap();
     let addr = server.addr;
     // Two loops at once: more than one worker could be pinned if guests did not yield.
-    let loops: Vec<_> = (0..2)
-        .map(|_| tokio::spawn(async move { send(addr, &Call::get("/fx/loop")).await }))
-        .collect();
+    let loops: Vec<_> = (0..2).map(|_| tokio::spawn(async move { send(addr, &Call::get("/fx/loop")).await })).collect();
     tokio::time::sleep(Duration::from_millis(200)).await;
     for _ in 0..5 {
         still_serving(&server).await;
@@ -105,34 +100,14 @@ async fn each_request_gets_a_fresh_instance_by_default() {
 
 #[tokio::test]
 async fn reuse_keeps_an_instance_for_at_most_n_calls_and_never_after_a_trap() {
-    let server = TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, "reuse = 3")
-        .start()
-        .await
-        .unwrap();
+    let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "reuse = 3").start().await.unwrap();
     let mut seen = Vec::new();
     for _ in 0..4 {
-        seen.push(
-            send(server.addr, &Call::get("/fx/instance"))
-                .await
-                .unwrap()
-                .json()
-                .as_u64()
-                .unwrap(),
-        );
+        seen.push(send(server.addr, &Call::get("/fx/instance")).await.unwrap().json().as_u64().unwrap());
     }
     assert_eq!(seen, [1, 2, 3, 1]);
     // A trapped instance is dropped; the next call starts fresh.
-    assert_eq!(
-        send(server.addr, &Call::get("/fx/trap"))
-            .await
-            .unwrap()
-            .status,
-        500
-    );
-    let next = send(server.addr, &Call::get("/fx/instance"))
-        .await
-        .unwrap()
-        .json();
+    assert_eq!(send(server.addr, &Call::get("/fx/trap")).await.unwrap().status, 500);
+    let next = send(server.addr, &Call::get("/fx/instance")).await.unwrap().json();
     assert!(next == 2 || next == 1, "{next}");
 }

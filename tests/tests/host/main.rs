@@ -13,9 +13,5 @@ use modhost_tests::{TestServer, guests};
 
 /// A server with the fixture mod installed as `fx`.
 async fn fixture_server() -> TestServer {
-    TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, "")
-        .start()
-        .await
-        .expect("starting the fixture server")
+    TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.expect("starting the fixture server")
 }

@@ -15,25 +15,16 @@ async fn exact_beats_prefix_longest_prefix_wins_query_ignored() {
     for (url, route, rest) in cases {
         let reply = send(server.addr, &Call::get(url)).await.unwrap();
         assert_eq!(reply.status, 200, "{url}: {}", reply.text());
-        assert_eq!(
-            reply.json(),
-            serde_json::json!({"route": route, "rest": rest}),
-            "{url}"
-        );
+        assert_eq!(reply.json(), serde_json::json!({"route": route, "rest": rest}), "{url}");
     }
 }
 
 #[tokio::test]
 async fn no_route_is_404_naming_the_url() {
     let server = fixture_server().await;
-    let reply = send(server.addr, &Call::get("/nothing/here?x=1"))
-        .await
-        .unwrap();
+    let reply = send(server.addr, &Call::get("/nothing/here?x=1")).await.unwrap();
     assert_eq!(reply.status, 404);
-    assert_eq!(
-        reply.json(),
-        serde_json::json!({"err": "no route", "url": "/nothing/here?x=1"})
-    );
+    assert_eq!(reply.json(), serde_json::json!({"err": "no route", "url": "/nothing/here?x=1"}));
 }
 
 #[tokio::test]
@@ -48,10 +39,7 @@ async fn two_mods_claiming_one_route_is_a_load_error_naming_both() {
     assert_eq!(loaded, ["fx-a"]);
     let (id, reason) = &server.report.failed[0];
     assert_eq!(id, "fx-b");
-    assert!(
-        reason.contains("`fx-a`") && reason.contains("`fx-b`"),
-        "{reason}"
-    );
+    assert!(reason.contains("`fx-a`") && reason.contains("`fx-b`"), "{reason}");
     // The first mod keeps its routes.
     let reply = send(server.addr, &Call::get("/fx/error")).await.unwrap();
     assert_eq!(reply.json()["mod"], "fx-a");

@@ -13,9 +13,7 @@ async fn concurrent_increments_on_one_session_are_never_lost() {
     let tasks: Vec<_> = (0..N)
         .map(|_| {
             let addr = server.addr;
-            tokio::spawn(
-                async move { send(addr, &Call::post_raw("/fx/counter", b"").session(A)).await },
-            )
+            tokio::spawn(async move { send(addr, &Call::post_raw("/fx/counter", b"").session(A)).await })
         })
         .collect();
     let mut seen = Vec::new();
@@ -25,11 +23,7 @@ async fn concurrent_increments_on_one_session_are_never_lost() {
         seen.push(reply.json().as_u64().unwrap());
     }
     seen.sort_unstable();
-    assert_eq!(
-        seen,
-        (1..=N).collect::<Vec<_>>(),
-        "each increment saw the one before it"
-    );
+    assert_eq!(seen, (1..=N).collect::<Vec<_>>(), "each increment saw the one before it");
     let stored = std::fs::read_to_string(server.root().join("store/fx/counter")).unwrap();
     assert_eq!(stored, N.to_string());
 }
@@ -38,15 +32,11 @@ async fn concurrent_increments_on_one_session_are_never_lost() {
 async fn a_slow_request_on_one_session_does_not_delay_another_session() {
     let server = fixture_server().await;
     let addr = server.addr;
-    let slow =
-        tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/3000").session(A)).await });
+    let slow = tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/3000").session(A)).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let other = send(addr, &Call::get("/fx/echo").session(B)).await.unwrap();
     assert_eq!(other.status, 200);
-    assert!(
-        !slow.is_finished(),
-        "session B was answered only after session A's slow request ended"
-    );
+    assert!(!slow.is_finished(), "session B was answered only after session A's slow request ended");
     // Without a session there is no lock at all.
     let anonymous = send(addr, &Call::get("/fx/echo")).await.unwrap();
     assert_eq!(anonymous.status, 200);
@@ -63,23 +53,13 @@ async fn a_second_request_on_a_busy_session_waits_then_times_out_with_503() {
         .await
         .unwrap();
     let addr = server.addr;
-    let slow =
-        tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/2500").session(A)).await });
+    let slow = tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/2500").session(A)).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let blocked = send(addr, &Call::get("/fx/echo").session(A)).await.unwrap();
     assert_eq!(blocked.status, 503, "{}", blocked.text());
-    assert_eq!(
-        blocked.json()["err"],
-        "another request on this session has not finished"
-    );
+    assert_eq!(blocked.json()["err"], "another request on this session has not finished");
     assert!(!slow.is_finished());
     assert_eq!(slow.await.unwrap().unwrap().status, 200);
     // The lock was released: the session works again.
-    assert_eq!(
-        send(addr, &Call::get("/fx/echo").session(A))
-            .await
-            .unwrap()
-            .status,
-        200
-    );
+    assert_eq!(send(addr, &Call::get("/fx/echo").session(A)).await.unwrap().status, 200);
 }
