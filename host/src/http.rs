@@ -239,7 +239,16 @@ async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
         wire::deflate(&body)
     } else {
         // A multi-megabyte body takes tens of ms to deflate: keep it off the async workers.
-        tokio::task::spawn_blocking(move || wire::deflate(&body)).await.unwrap_or_default()
+        match tokio::task::spawn_blocking(move || wire::deflate(&body)).await {
+            Ok(deflated) => deflated,
+            Err(e) => {
+                tracing::error!("deflating an answer failed: {e}");
+                let mut response =
+                    Response::new(Full::new(Bytes::from(wire::error_body("the answer could not be compressed", &[]))));
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                return response;
+            }
+        }
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;

@@ -25,10 +25,10 @@ start() {
   local name=$1; shift
   "$@" >"$work/$name.log" 2>&1 &
   PID=$!; pids+=("$PID")
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 6000); do
     PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/$name.log" | head -1 | cut -d: -f2 || true)
     [ -n "$PORT" ] && return 0
-    sleep 0.05
+    sleep 0.005
   done
   echo "$name did not start:"; cat "$work/$name.log"; exit 1
 }

@@ -111,3 +111,16 @@ async fn reuse_keeps_an_instance_for_at_most_n_calls_and_never_after_a_trap() {
     let next = send(server.addr, &Call::get("/fx/instance")).await.unwrap().json();
     assert!(next == 2 || next == 1, "{next}");
 }
+
+#[tokio::test]
+async fn a_mod_gets_no_files_sockets_environment_or_arguments() {
+    let server = fixture_server().await;
+    let reply = send(server.addr, &Call::get("/fx/escape")).await.unwrap();
+    let got = reply.json();
+    eprintln!("escape attempts: {got}");
+    for what in ["read_file", "list_dir", "write_file", "connect"] {
+        assert!(got[what].as_str().unwrap().starts_with("refused"), "{what}: {got}");
+    }
+    assert_eq!(got["env"], 0, "{got}");
+    assert_eq!(got["args"], 0, "{got}");
+}
