@@ -1,8 +1,12 @@
 //! modhost's black-box test harness: a raw HTTP/1.1 client that speaks the SPT wire ([`client`]), test
 //! servers on 127.0.0.1:0 with fixture mods installed ([`server`]), and where the built guests are
-//! ([`guests`]).
+//! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]).
+
+// `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
+#![recursion_limit = "256"]
 
 pub mod client;
+pub mod gamedb;
 pub mod server;
 
 /// Paths of the guest components built by `build.rs` (once per test build).
