@@ -31,7 +31,7 @@ pub struct Limits {
     pub memory_bytes: usize,
     /// How long one `handle` call may run before it is stopped and answered 500.
     pub call_deadline: Duration,
-    /// How long `routes` plus `init` may run at load.
+    /// How long each of `routes` and `init` may run at load.
     pub init_deadline: Duration,
     /// How many bytes one host call may copy out of the guest (strings and lists it passes in).
     pub hostcall_bytes: usize,
@@ -49,6 +49,8 @@ pub struct Limits {
     pub epoch_tick: Duration,
     /// The largest request body accepted (compressed, and again inflated).
     pub body_bytes: usize,
+    /// The largest answer a mod may produce, db references spliced in.
+    pub response_bytes: usize,
 }
 
 impl Default for Limits {
@@ -57,13 +59,16 @@ impl Default for Limits {
             memory_bytes: 128 << 20,
             call_deadline: Duration::from_secs(5),
             init_deadline: Duration::from_secs(60),
-            hostcall_bytes: 64 << 20,
+            // The store's value cap plus room for the key: a `set` at the cap must reach the store and
+            // get its clear `too-large`, not trap on this limit first.
+            hostcall_bytes: crate::store::MAX_VALUE_BYTES + (1 << 20),
             table_elements: 100_000,
             max_instances: 256,
             wasm_stack_bytes: 512 << 10,
             output_bytes: 64 << 10,
             epoch_tick: Duration::from_millis(10),
             body_bytes: 16 << 20,
+            response_bytes: 256 << 20,
         }
     }
 }

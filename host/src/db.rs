@@ -22,6 +22,11 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 /// One immutable version of the document.
 pub type Snapshot = Arc<Value>;
 
+/// How deep the document may nest, counting a patch's path and its value together. Serializing,
+/// cloning and dropping a `Value` recurse, so a mod that could nest deeper could overflow the host's
+/// stack, which aborts the whole process. (The JSON parser's own limit is 128 levels of the text alone.)
+pub const MAX_DEPTH: usize = 128;
+
 /// Why a db call failed. Each message names the path and says why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DbError {
@@ -83,6 +88,13 @@ impl Db {
         self.current.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// Makes `snapshot` the current version again: for undoing the patches of a mod whose `init`
+    /// failed, at boot, when nothing else writes.
+    pub fn restore(&self, snapshot: Snapshot) {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = snapshot;
+    }
+
     /// The JSON text of the value at `path`.
     pub fn get(&self, path: &str) -> Result<String, DbError> {
         let snapshot = self.snapshot();
@@ -108,6 +120,13 @@ impl Db {
         let segments = parse_path(path)?;
         let patch: Value = serde_json::from_str(json)
             .map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
+        let depth = segments.len() + json_depth(&patch);
+        if depth > MAX_DEPTH {
+            return Err(DbError::BadPath {
+                path: path.to_owned(),
+                reason: format!("the path and the patch nest {depth} levels deep; the limit is {MAX_DEPTH}"),
+            });
+        }
         if segments.is_empty() && !patch.is_object() {
             return Err(DbError::WrongKind {
                 path: path.to_owned(),
@@ -263,6 +282,15 @@ fn merge(target: &mut Value, patch: Value) {
     }
 }
 
+/// How many levels `value` nests (a scalar is 0). Bounded by the parser's limit, so the recursion is too.
+fn json_depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(json_depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(json_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -335,12 +363,12 @@ mod tests {
     #[test]
     fn refused_patches_change_nothing() {
         let d = db(json!({"a": {"s": "str"}}));
-        let before = d.snapshot();
         assert!(matches!(d.patch("a", "{not json"), Err(DbError::BadJson { .. })));
         assert!(matches!(d.patch("a.s.deeper", "1"), Err(DbError::WrongKind { .. })));
         assert!(matches!(d.patch("", "[1]"), Err(DbError::WrongKind { .. })));
         assert!(matches!(d.patch("a..b", "1"), Err(DbError::BadPath { .. })));
-        assert_eq!(*d.snapshot(), *before);
+        // No reader held a snapshot, so these went down the in-place path: still nothing changed.
+        assert_eq!(*d.snapshot(), json!({"a": {"s": "str"}}));
     }
 
     #[test]
@@ -348,6 +376,27 @@ mod tests {
         let d = db(json!({}));
         let deep = "[".repeat(100_000) + &"]".repeat(100_000);
         assert!(matches!(d.patch("x", &deep), Err(DbError::BadJson { .. })));
+    }
+
+    #[test]
+    fn a_long_path_cannot_nest_the_document_past_the_limit() {
+        let d = db(json!({}));
+        let long = vec!["a"; 200].join(".");
+        assert!(matches!(d.patch(&long, "1"), Err(DbError::BadPath { .. })));
+        let path = vec!["a"; 100].join(".");
+        let value = "[".repeat(40) + &"]".repeat(40);
+        assert!(matches!(d.patch(&path, &value), Err(DbError::BadPath { .. })));
+        assert_eq!(*d.snapshot(), json!({}));
+        d.patch(&vec!["a"; 100].join("."), "1").unwrap();
+    }
+
+    #[test]
+    fn restore_undoes_later_patches() {
+        let d = db(json!({"a": 1}));
+        let before = d.snapshot();
+        d.patch("b", "2").unwrap();
+        d.restore(before);
+        assert_eq!(*d.snapshot(), json!({"a": 1}));
     }
 
     #[test]

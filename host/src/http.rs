@@ -12,7 +12,7 @@
 
 use crate::plugin::{CallError, Chunk, Request as ModRequest, Response as ModResponse};
 use crate::server::App;
-use crate::session::SessionId;
+use crate::session::{BadSessionId, SessionId};
 use crate::wire;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -34,6 +34,8 @@ use tokio::sync::Semaphore;
 const MAX_CONNECTIONS: usize = 1024;
 /// Time from a request's first byte to its complete head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(3);
+/// Time from the head to the complete body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time open requests get to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bodies larger than this are deflated on the blocking pool, not on an async worker.
@@ -112,6 +114,27 @@ async fn respond(app: &App, request: Request<Incoming>) -> Response<Full<Bytes>>
     finish(answer, identity).await
 }
 
+/// The session: `Cookie: PHPSESSID=<id>` first, else the `sessionid` header. A header that holds a
+/// session but is not visible ASCII is refused like any malformed id, never treated as absent (which
+/// would run the mod without the session's lock).
+fn session_of(headers: &hyper::HeaderMap) -> Result<Option<SessionId>, BadSessionId> {
+    for cookie in headers.get_all(header::COOKIE) {
+        match cookie.to_str() {
+            Ok(text) => {
+                if let Some(id) = wire::session_from_cookie(text) {
+                    return SessionId::parse(id).map(Some);
+                }
+            }
+            Err(_) if cookie.as_bytes().windows(10).any(|w| w == b"PHPSESSID=") => return Err(BadSessionId),
+            Err(_) => {}
+        }
+    }
+    match headers.get("sessionid") {
+        Some(value) => SessionId::parse(value.to_str().map_err(|_| BadSessionId)?).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn header_str<'a>(request: &'a Request<Incoming>, name: impl header::AsHeaderName) -> Option<&'a str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
@@ -120,15 +143,8 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
     let url =
         request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
 
-    let session_text = header_str(&request, header::COOKIE)
-        .and_then(wire::session_from_cookie)
-        .or_else(|| header_str(&request, "sessionid"));
-    let session = match session_text {
-        Some(text) => {
-            Some(SessionId::parse(text).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?)
-        }
-        None => None,
-    };
+    let session =
+        session_of(request.headers()).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?;
 
     let found =
         app.routes.find(&url).ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
@@ -142,7 +158,13 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         return Err(too_large());
     }
     let (parts, body) = request.into_parts();
-    let raw = Limited::new(body, limit).collect().await.map_err(|e| {
+    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect()).await.map_err(|_| {
+        let sentence = format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs());
+        let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
+        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+        answer
+    })?;
+    let raw = collected.map_err(|e| {
         if e.is::<http_body_util::LengthLimitError>() {
             too_large()
         } else {
@@ -191,17 +213,28 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
 fn mod_failed(id: &str, error: &CallError) -> Answer {
     let reason = error.to_string();
     tracing::warn!("mod {id} failed: {reason}");
+    if let CallError::Busy(_) = error {
+        return Answer::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is busy",
+            &[("mod", id), ("reason", &reason)],
+        );
+    }
     Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod failed", &[("mod", id), ("reason", &reason)])
 }
 
 /// Builds the answer from a mod's response: checks its status and headers, splices db references.
 fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer> {
+    let limit = app.config.limits.response_bytes;
     let bad = |reason: String| {
         tracing::warn!("mod {id} answered badly: {reason}");
         Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod answered badly", &[("mod", id), ("reason", &reason)])
     };
+    // 1xx answers are interim in HTTP/1.1 (101 even switches protocols): a handler answers 200-999.
     let status = StatusCode::from_u16(response.status)
-        .map_err(|_| bad(format!("status {} is not an HTTP status", response.status)))?;
+        .ok()
+        .filter(|s| !s.is_informational())
+        .ok_or_else(|| bad(format!("status {} is not a final HTTP status (200-999)", response.status)))?;
     let mut headers = Vec::with_capacity(response.headers.len());
     for (name, value) in response.headers {
         let name =
@@ -226,6 +259,10 @@ fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer
                 let value = crate::db::lookup(snapshot, &path).map_err(|e| bad(format!("db reference: {e}")))?;
                 serde_json::to_writer(&mut body, value).map_err(|e| bad(format!("db reference `{path}`: {e}")))?;
             }
+        }
+        // Checked after each part: a few bytes of references can splice in gigabytes of db text.
+        if body.len() > limit {
+            return Err(bad(format!("the answer is over the limit of {limit} bytes")));
         }
     }
     Ok(Answer { status, headers, body })
@@ -253,9 +290,12 @@ async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     let map = response.headers_mut();
-    map.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if !headers.iter().any(|(name, _)| name == header::CONTENT_TYPE) {
+        map.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    // `append`, not `insert`: a mod may send a header more than once (`set-cookie`).
     for (name, value) in headers {
-        map.insert(name, value);
+        map.append(name, value);
     }
     response
 }

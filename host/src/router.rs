@@ -22,6 +22,9 @@ pub enum RouteError {
     /// Two mods claim the same route with the same kind.
     #[error("route `{route}` ({kind:?}) is claimed by both `{first}` and `{second}`")]
     Conflict { route: String, kind: MatchKind, first: String, second: String },
+    /// A mod claims more than [`MAX_ROUTES_PER_OWNER`] routes.
+    #[error("`{owner}` claims {count} routes; the limit is {MAX_ROUTES_PER_OWNER}")]
+    TooMany { owner: String, count: usize },
     /// The route does not start with `/` or holds a query.
     #[error("route `{route}` of `{owner}` is malformed: it must start with `/` and hold no `?`")]
     Malformed { route: String, owner: String },
@@ -82,15 +85,19 @@ impl<T> RouteTable<T> {
     }
 }
 
+/// The most routes one mod may claim: enough for any game, few enough that checking them is instant.
+pub const MAX_ROUTES_PER_OWNER: usize = 4096;
+
 /// Builds a [`RouteTable`], refusing conflicts.
 #[derive(Debug)]
 pub struct RouteTableBuilder<T> {
-    table: RouteTable<T>,
+    exact: HashMap<String, Entry<T>>,
+    prefixes: HashMap<String, Entry<T>>,
 }
 
 impl<T> Default for RouteTableBuilder<T> {
     fn default() -> Self {
-        RouteTableBuilder { table: RouteTable::default() }
+        RouteTableBuilder { exact: HashMap::new(), prefixes: HashMap::new() }
     }
 }
 
@@ -101,30 +108,30 @@ impl<T: Clone> RouteTableBuilder<T> {
         for (route, kind) in routes {
             let entry = Entry { owner: owner.to_owned(), value: value.clone() };
             match kind {
-                MatchKind::Exact => {
-                    self.table.exact.insert(route.clone(), entry);
-                }
-                MatchKind::Prefix => self.table.prefixes.push((route.clone(), entry)),
-            }
+                MatchKind::Exact => self.exact.insert(route.clone(), entry),
+                MatchKind::Prefix => self.prefixes.insert(route.clone(), entry),
+            };
         }
         Ok(())
     }
 
-    /// Whether `owner` could add all of `routes`: none malformed, none already claimed.
+    /// Whether `owner` could add all of `routes`: not too many, none malformed, none already claimed.
     pub fn check(&self, owner: &str, routes: &[(String, MatchKind)]) -> Result<(), RouteError> {
-        for (i, (route, kind)) in routes.iter().enumerate() {
+        if routes.len() > MAX_ROUTES_PER_OWNER {
+            return Err(RouteError::TooMany { owner: owner.to_owned(), count: routes.len() });
+        }
+        let mut seen = std::collections::HashSet::with_capacity(routes.len());
+        for (route, kind) in routes {
             if !route.starts_with('/') || route.contains('?') {
                 return Err(RouteError::Malformed { route: route.clone(), owner: owner.to_owned() });
             }
-            let existing = match kind {
-                MatchKind::Exact => self.table.exact.get(route).map(|e| e.owner.as_str()),
-                MatchKind::Prefix => {
-                    self.table.prefixes.iter().find(|(r, _)| r == route).map(|(_, e)| e.owner.as_str())
-                }
+            let table = match kind {
+                MatchKind::Exact => &self.exact,
+                MatchKind::Prefix => &self.prefixes,
             };
             // A mod listing one route twice is a conflict with itself, reported the same way.
-            let repeated = routes[..i].contains(&(route.clone(), *kind)).then_some(owner);
-            if let Some(first) = existing.or(repeated) {
+            let first = table.get(route).map(|e| e.owner.as_str()).or((!seen.insert((route, kind))).then_some(owner));
+            if let Some(first) = first {
                 return Err(RouteError::Conflict {
                     route: route.clone(),
                     kind: *kind,
@@ -137,9 +144,10 @@ impl<T: Clone> RouteTableBuilder<T> {
     }
 
     /// The finished table.
-    pub fn build(mut self) -> RouteTable<T> {
-        self.table.prefixes.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        self.table
+    pub fn build(self) -> RouteTable<T> {
+        let mut prefixes: Vec<_> = self.prefixes.into_iter().collect();
+        prefixes.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        RouteTable { exact: self.exact, prefixes }
     }
 }
 
@@ -187,6 +195,15 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("`first`") && text.contains("`second`") && text.contains("/x"), "{text}");
         assert!(b.build().find("/y").is_none());
+    }
+
+    #[test]
+    fn a_mod_listing_a_route_twice_or_too_many_is_refused() {
+        let mut b = RouteTableBuilder::default();
+        assert!(matches!(b.add_all("m", &[r("/x", Exact), r("/x", Exact)], 1), Err(RouteError::Conflict { .. })));
+        b.add_all("m", &[r("/x", Exact), r("/x", Prefix)], 1).unwrap();
+        let many: Vec<_> = (0..=MAX_ROUTES_PER_OWNER).map(|i| r(&format!("/r{i}"), Exact)).collect();
+        assert!(matches!(b.add_all("n", &many, 2), Err(RouteError::TooMany { .. })));
     }
 
     #[test]

@@ -207,7 +207,12 @@ async fn load_one(
         })
         .collect();
     builder.check(id, &routes)?;
-    loaded.init().await.context("its init failed")?;
+    // A mod whose init fails is left out, and so are the patches it made before failing.
+    let before = db.snapshot();
+    if let Err(e) = loaded.init().await {
+        db.restore(before);
+        return Err(anyhow::Error::from(e).context("its init failed (its db patches were undone)"));
+    }
     builder.add_all(id, &routes, loaded)?;
     Ok(compile)
 }

@@ -36,7 +36,8 @@ pub enum StoreError {
     /// The key exists but could not be read. Not the same as missing.
     #[error("`{key}` exists but could not be read: {source}")]
     Unreadable { key: String, source: io::Error },
-    /// A write, delete or listing failed; nothing was changed.
+    /// A write, delete or listing failed. Nothing was changed, except when only the final directory
+    /// sync of a durable commit failed: then the message says the new value is in place.
     #[error("could not {op} `{key}`: {source}")]
     Io { op: &'static str, key: String, source: io::Error },
 }
@@ -99,16 +100,20 @@ impl Store {
                 file.sync_all()?;
             }
             drop(file);
-            fs::rename(&temp, &path)?;
-            if self.durable {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
+            fs::rename(&temp, &path)
         })();
-        if result.is_err() {
+        if let Err(e) = result {
             let _ = fs::remove_file(&temp);
+            return Err(io_err("write")(e));
         }
-        result.map_err(io_err("write"))
+        // After the rename the new value is the one readers see; a failed directory sync only means
+        // the rename itself may not survive a power loss. Say exactly that.
+        if self.durable {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io_err("make durable (the new value is in place but may not survive a power loss)"))?;
+        }
+        Ok(())
     }
 
     /// Removes `key`; answers whether it existed.

@@ -33,7 +33,7 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
         return Ok(None);
     }
     let mut inflater = flate2::Decompress::new(true);
-    let mut out = Vec::with_capacity((body.len() * 4).clamp(4096, limit.max(1)));
+    let mut out = Vec::with_capacity(body.len().saturating_mul(4).max(4096).min(limit).max(1));
     loop {
         if out.len() == out.capacity() {
             if out.len() >= limit {
@@ -137,6 +137,13 @@ mod tests {
         assert_eq!(inflate_body(&bomb, 1 << 20), Err(InflateError::TooLarge { limit: 1 << 20 }));
         let exact = deflate(&vec![7u8; 1 << 20]);
         assert_eq!(inflate_body(&exact, 1 << 20).unwrap().unwrap().len(), 1 << 20);
+    }
+
+    #[test]
+    fn a_tiny_limit_does_not_panic() {
+        let z = deflate(b"hello world");
+        assert_eq!(inflate_body(&z, 100).unwrap().unwrap(), b"hello world");
+        assert!(matches!(inflate_body(&z, 5), Err(InflateError::TooLarge { limit: 5 })));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::state::{CallState, ModContext};
 use crate::config::Limits;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 
 /// Why a call into a mod did not produce an answer.
@@ -30,6 +31,9 @@ pub enum CallError {
     /// The instance could not be created.
     #[error("the mod could not be instantiated: {0}")]
     Instantiate(String),
+    /// Every instance slot stayed taken for the whole wait.
+    #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
+    Busy(Duration),
 }
 
 fn stderr_suffix(stderr: &str) -> String {
@@ -43,8 +47,23 @@ pub struct LoadedMod {
     limits: Limits,
     /// Calls per instance before it is dropped; 1 means a fresh instance per call.
     reuse: u32,
-    /// Idle instances kept for reuse, with the calls each has served.
-    idle: Mutex<Vec<(Store<CallState>, Plugin, u32)>>,
+    /// Idle instances kept for reuse (at most [`MAX_IDLE`]).
+    idle: Mutex<Vec<Instance>>,
+    /// The instance slots of the whole runtime, shared by every mod: one permit per live instance, so
+    /// a request waits for a slot instead of failing when the pooling allocator is full.
+    slots: Arc<Semaphore>,
+}
+
+/// Idle instances one mod keeps for reuse; more are dropped, so one mod's burst cannot hold slots
+/// other mods need.
+const MAX_IDLE: usize = 8;
+
+/// A live instance, the slot it holds, and the calls it has served.
+struct Instance {
+    store: Store<CallState>,
+    plugin: Plugin,
+    uses: u32,
+    _slot: OwnedSemaphorePermit,
 }
 
 impl std::fmt::Debug for LoadedMod {
@@ -54,8 +73,14 @@ impl std::fmt::Debug for LoadedMod {
 }
 
 impl LoadedMod {
-    pub(crate) fn new(cx: Arc<ModContext>, pre: PluginPre<CallState>, limits: Limits, reuse: u32) -> Self {
-        LoadedMod { cx, pre, limits, reuse: reuse.max(1), idle: Mutex::new(Vec::new()) }
+    pub(crate) fn new(
+        cx: Arc<ModContext>,
+        pre: PluginPre<CallState>,
+        limits: Limits,
+        reuse: u32,
+        slots: Arc<Semaphore>,
+    ) -> Self {
+        LoadedMod { cx, pre, limits, reuse: reuse.max(1), idle: Mutex::new(Vec::new()), slots }
     }
 
     /// The mod's id.
@@ -88,21 +113,31 @@ impl LoadedMod {
         f: impl AsyncFnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
-        let (mut store, plugin, uses) = match reusable.then(|| self.take_idle()).flatten() {
+        let mut instance = match reusable.then(|| self.take_idle()).flatten() {
             Some(idle) => idle,
             None => self.instantiate().await?,
         };
 
-        arm_deadline(&mut store, deadline);
-
-        let result = f(&mut store, &plugin).await;
-        let output = store.data().output.take();
+        arm_deadline(&mut instance.store, deadline);
+        // The epoch deadline stops a guest running wasm; this one also stops a guest waiting inside an
+        // async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
+        // future cancels it; the instance is then dropped with it.
+        let grace = deadline + 2 * self.limits.epoch_tick;
+        let result = tokio::time::timeout(grace, f(&mut instance.store, &instance.plugin)).await;
+        let output = instance.store.data().output.take();
         self.log_output(&output);
 
+        let Ok(result) = result else {
+            return Err(CallError::Deadline(deadline));
+        };
         match result {
             Ok(Ok(value)) => {
-                if reusable && uses + 1 < self.reuse {
-                    self.idle.lock().unwrap_or_else(PoisonError::into_inner).push((store, plugin, uses + 1));
+                instance.uses += 1;
+                if reusable && instance.uses < self.reuse {
+                    let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                    if idle.len() < MAX_IDLE {
+                        idle.push(instance);
+                    }
                 }
                 Ok(value)
             }
@@ -111,11 +146,17 @@ impl LoadedMod {
         }
     }
 
-    fn take_idle(&self) -> Option<(Store<CallState>, Plugin, u32)> {
+    fn take_idle(&self) -> Option<Instance> {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop()
     }
 
-    async fn instantiate(&self) -> Result<(Store<CallState>, Plugin, u32), CallError> {
+    async fn instantiate(&self) -> Result<Instance, CallError> {
+        let wait = self.limits.call_deadline;
+        let slot = match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(slot)) => slot,
+            // The semaphore is never closed; treat it like a full pool all the same.
+            Ok(Err(_)) | Err(_) => return Err(CallError::Busy(wait)),
+        };
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory_bytes)
             .table_elements(self.limits.table_elements)
@@ -129,7 +170,7 @@ impl LoadedMod {
         arm_deadline(&mut store, self.limits.call_deadline);
         let plugin =
             self.pre.instantiate_async(&mut store).await.map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
-        Ok((store, plugin, 0))
+        Ok(Instance { store, plugin, uses: 0, _slot: slot })
     }
 
     fn log_output(&self, output: &[u8]) {

@@ -35,6 +35,8 @@ pub struct Runtime {
     linker: Linker<CallState>,
     limits: Limits,
     cache_dir: Option<PathBuf>,
+    /// One permit per live instance, across all mods: the pooling allocator's size.
+    slots: Arc<tokio::sync::Semaphore>,
     _ticker: engine::EpochTicker,
 }
 
@@ -61,7 +63,8 @@ impl Runtime {
         let ticker = engine::EpochTicker::start(&engine, limits.epoch_tick)
             .map_err(wasmtime::Error::from)
             .context("starting the epoch ticker")?;
-        Ok(Runtime { engine, linker, limits, cache_dir, _ticker: ticker })
+        let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_instances as usize));
+        Ok(Runtime { engine, linker, limits, cache_dir, slots, _ticker: ticker })
     }
 
     /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`.
@@ -78,6 +81,6 @@ impl Runtime {
     ) -> wasmtime::Result<LoadedMod> {
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;
-        Ok(LoadedMod::new(cx, pre, self.limits.clone(), reuse))
+        Ok(LoadedMod::new(cx, pre, self.limits.clone(), reuse, self.slots.clone()))
     }
 }

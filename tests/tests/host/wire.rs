@@ -132,3 +132,17 @@ async fn keep_alive_serves_many_requests_on_one_connection() {
     let reply = client.send(&Call::get("/fx/big/3000000")).await.unwrap();
     assert_eq!(reply.body().len(), 3_000_000);
 }
+
+#[tokio::test]
+async fn a_session_header_that_is_not_ascii_is_400_not_absent() {
+    let server = fixture_server().await;
+    let mut client = Client::connect(server.addr).await.unwrap();
+    client
+        .send_bytes(b"GET /fx/echo HTTP/1.1\r\nHost: x\r\nCookie: PHPSESSID=\xffaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!(client.read_reply().await.unwrap().status, 400);
+    let mut client = Client::connect(server.addr).await.unwrap();
+    client.send_bytes(b"GET /fx/echo HTTP/1.1\r\nHost: x\r\nsessionid: \xff\r\n\r\n").await.unwrap();
+    assert_eq!(client.read_reply().await.unwrap().status, 400);
+}
