@@ -73,7 +73,10 @@ impl plugin::types::Host for CallState {}
 
 impl plugin::db::Host for CallState {
     fn get(&mut self, path: String) -> Result<String, Error> {
-        self.cx.db.get(&path).map_err(db_error)
+        let text = self.cx.db.get(&path).map_err(db_error)?;
+        // The db holds validated JSON, which is UTF-8; a failure here would be a host bug, reported
+        // to the mod as an error rather than a panic.
+        String::from_utf8(text.to_vec()).map_err(|e| Error::Failed(format!("db text at `{path}` is not UTF-8: {e}")))
     }
 
     fn keys(&mut self, path: String) -> Result<Vec<String>, Error> {

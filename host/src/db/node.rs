@@ -1,0 +1,315 @@
+//! [`Node`]: one immutable value of the db tree, shared through `Arc` between every snapshot that has it.
+//!
+//! Two shapes:
+//! - **Text**: a value exactly as it appears in `db.json` or in a patch: a `Bytes` slice of that text,
+//!   never copied. An object in this shape is indexed the first time a path goes through it (names and
+//!   value ranges, 32 bytes a member; a name → position map above [`LINEAR_MAX`] members), and a
+//!   member's node is made, once, the first time it is reached. Until then a subtree costs nothing
+//!   beyond its text.
+//! - **Object**: an object a patch built. Its members live in persistent maps (`imbl`), so the next
+//!   patch copies O(log n) of a 24 000-member object rather than all of it; its text is the
+//!   concatenation of its members' texts, built on first read and then cached.
+//!
+//! What a reader must not break: a node never changes once published. Caches (`OnceLock`) only fill
+//! in what is determined by the node's content, so every reader sees the same answer.
+
+use super::scan;
+use bytes::Bytes;
+use imbl::{HashMap as PHashMap, OrdMap};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// Objects with at most this many members are searched linearly; larger ones get a hash map.
+const LINEAR_MAX: usize = 8;
+
+/// One value of the tree.
+#[derive(Debug)]
+pub struct Node {
+    repr: Repr,
+}
+
+#[derive(Debug)]
+enum Repr {
+    Text { text: Bytes, index: OnceLock<TextIndex> },
+    Object { members: Members, text: OnceLock<Bytes> },
+}
+
+/// The index of an object held as text.
+#[derive(Debug)]
+struct TextIndex {
+    entries: Vec<Entry>,
+    /// Decoded name → position of its last occurrence (JSON's "last duplicate wins"), for large objects.
+    by_name: Option<HashMap<Box<str>, u32>>,
+}
+
+/// One member of an object held as text: ranges into the object's text, and its node once made.
+#[derive(Debug)]
+struct Entry {
+    name: [u32; 2],
+    value: [u32; 2],
+    node: OnceLock<Arc<Node>>,
+}
+
+/// The members of an object built by a patch, in order, in persistent maps.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Members {
+    order: OrdMap<u64, (Arc<str>, Arc<Node>)>,
+    by_name: PHashMap<Arc<str>, u64>,
+    next: u64,
+}
+
+impl Members {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Node>> {
+        let seq = self.by_name.get(name)?;
+        self.order.get(seq).map(|(_, node)| node)
+    }
+
+    /// Replaces a member in place, or appends a new one (the order `serde_json` keeps too).
+    pub(crate) fn insert(&mut self, name: &str, node: Arc<Node>) {
+        match self.by_name.get(name) {
+            Some(&seq) => {
+                let name = self.order.get(&seq).map_or_else(|| Arc::from(name), |(n, _)| n.clone());
+                self.order.insert(seq, (name, node));
+            }
+            None => {
+                let name: Arc<str> = Arc::from(name);
+                let seq = self.next;
+                self.next += 1;
+                self.by_name.insert(name.clone(), seq);
+                self.order.insert(seq, (name, node));
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, name: &str) {
+        if let Some(seq) = self.by_name.remove(name) {
+            self.order.remove(&seq);
+        }
+    }
+}
+
+/// What kind of JSON value a node is, for error messages.
+pub(crate) fn kind_name(first_byte: Option<u8>) -> &'static str {
+    match first_byte {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+impl Node {
+    /// A node for valid, trimmed JSON text.
+    pub(crate) fn from_text(text: Bytes) -> Node {
+        Node { repr: Repr::Text { text, index: OnceLock::new() } }
+    }
+
+    /// An object node with these members.
+    pub(crate) fn object(members: Members) -> Node {
+        Node { repr: Repr::Object { members, text: OnceLock::new() } }
+    }
+
+    fn first_byte(&self) -> Option<u8> {
+        match &self.repr {
+            Repr::Text { text, .. } => text.first().copied(),
+            Repr::Object { .. } => Some(b'{'),
+        }
+    }
+
+    /// Whether this is an object.
+    pub(crate) fn is_object(&self) -> bool {
+        self.first_byte() == Some(b'{')
+    }
+
+    /// Whether this is JSON `null`.
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(&self.repr, Repr::Text { text, .. } if &text[..] == b"null")
+    }
+
+    /// "an object", "an array"…
+    pub(crate) fn kind(&self) -> &'static str {
+        kind_name(self.first_byte())
+    }
+
+    /// The JSON text of this value: a shared slice for text nodes (no copy), built once and cached for
+    /// objects a patch made.
+    pub fn text(&self) -> Bytes {
+        match &self.repr {
+            Repr::Text { text, .. } => text.clone(),
+            Repr::Object { members, text } => text.get_or_init(|| build_text(members)).clone(),
+        }
+    }
+
+    /// The member `name` of this object; `None` when this is not an object or has no such member.
+    pub(crate) fn child(&self, name: &str) -> Option<Arc<Node>> {
+        match &self.repr {
+            Repr::Object { members, .. } => members.get(name).cloned(),
+            Repr::Text { text, index } => {
+                if text.first() != Some(&b'{') {
+                    return None;
+                }
+                let index = index.get_or_init(|| TextIndex::build(text));
+                let position = index.find(text, name)?;
+                Some(index.node(text, position))
+            }
+        }
+    }
+
+    /// The member names of this object in document order, or `None` when it is not an object.
+    pub(crate) fn keys(&self) -> Option<Vec<String>> {
+        Some(self.pairs()?.into_iter().map(|(name, _)| name).collect())
+    }
+
+    /// The members of this object in order (a duplicate name once, with its last value).
+    pub(crate) fn pairs(&self) -> Option<Vec<(String, Arc<Node>)>> {
+        match &self.repr {
+            Repr::Object { members, .. } => {
+                Some(members.order.values().map(|(name, node)| (name.to_string(), node.clone())).collect())
+            }
+            Repr::Text { text, index } => {
+                if text.first() != Some(&b'{') {
+                    return None;
+                }
+                let index = index.get_or_init(|| TextIndex::build(text));
+                let mut out = Vec::with_capacity(index.entries.len());
+                for (position, entry) in index.entries.iter().enumerate() {
+                    let name = decode_name(text, entry.name);
+                    // Skip a name that occurs again later: the last occurrence is the member.
+                    if index.find(text, &name) == Some(position) {
+                        out.push((name, index.node(text, position)));
+                    }
+                }
+                Some(out)
+            }
+        }
+    }
+
+    /// This object's members in the persistent form a patch edits: a clone for an object a patch
+    /// built (O(1)), a conversion for one held as text (O(n), once per object: the result is shared by
+    /// every later version). `None` when this is not an object.
+    pub(crate) fn members(&self) -> Option<Members> {
+        match &self.repr {
+            Repr::Object { members, .. } => Some(members.clone()),
+            Repr::Text { .. } => {
+                let mut members = Members::default();
+                for (name, node) in self.pairs()? {
+                    members.insert(&name, node);
+                }
+                Some(members)
+            }
+        }
+    }
+}
+
+impl TextIndex {
+    fn build(text: &Bytes) -> TextIndex {
+        let span = |r: std::ops::Range<usize>| [r.start as u32, r.end as u32];
+        let entries: Vec<Entry> = scan::object_members(text)
+            .into_iter()
+            .map(|m| Entry { name: span(m.name), value: span(m.value), node: OnceLock::new() })
+            .collect();
+        let by_name = (entries.len() > LINEAR_MAX).then(|| {
+            let mut map = HashMap::with_capacity(entries.len());
+            for (position, entry) in entries.iter().enumerate() {
+                map.insert(decode_name(text, entry.name).into_boxed_str(), position as u32);
+            }
+            map
+        });
+        TextIndex { entries, by_name }
+    }
+
+    /// The position of the (last) member called `name`.
+    fn find(&self, text: &[u8], name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).map(|&p| p as usize),
+            None => self.entries.iter().rposition(|e| name_is(text, e.name, name)),
+        }
+    }
+
+    fn node(&self, text: &Bytes, position: usize) -> Arc<Node> {
+        let entry = &self.entries[position];
+        entry
+            .node
+            .get_or_init(|| {
+                let [start, end] = entry.value;
+                Arc::new(Node::from_text(text.slice(start as usize..end as usize)))
+            })
+            .clone()
+    }
+}
+
+/// Whether the quoted name at `span` is `name`, decoding escapes only when there are any.
+fn name_is(text: &[u8], span: [u32; 2], name: &str) -> bool {
+    let raw = &text[span[0] as usize + 1..(span[1] as usize).saturating_sub(1).max(span[0] as usize + 1)];
+    if raw.contains(&b'\\') { decode_name(text, span) == name } else { raw == name.as_bytes() }
+}
+
+/// The name at `span` (quotes included), unescaped.
+fn decode_name(text: &[u8], span: [u32; 2]) -> String {
+    let quoted = &text[span[0] as usize..span[1] as usize];
+    // The text was validated as JSON, so this only fails on a bug; an empty name is the safe answer.
+    serde_json::from_slice(quoted).unwrap_or_default()
+}
+
+fn build_text(members: &Members) -> Bytes {
+    let mut out = Vec::new();
+    out.push(b'{');
+    for (i, (name, node)) in members.order.values().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a `str` into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, &**name);
+        out.push(b':');
+        out.extend_from_slice(&node.text());
+    }
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(text: &str) -> Node {
+        Node::from_text(Bytes::copy_from_slice(text.as_bytes()))
+    }
+
+    #[test]
+    fn children_are_slices_of_the_parent_text() {
+        let n = node(r#"{"a": {"b": [1, 2]}, "c\"d": "x"}"#);
+        let a = n.child("a").unwrap();
+        assert_eq!(&a.text()[..], br#"{"b": [1, 2]}"#);
+        assert_eq!(&a.child("b").unwrap().text()[..], b"[1, 2]");
+        assert_eq!(&n.child("c\"d").unwrap().text()[..], br#""x""#);
+        assert!(n.child("zz").is_none());
+        assert!(a.child("b").unwrap().child("0").is_none());
+        // The same member is the same node every time (its caches are shared).
+        assert!(Arc::ptr_eq(&n.child("a").unwrap(), &a));
+    }
+
+    #[test]
+    fn large_objects_use_the_map_and_the_last_duplicate_wins() {
+        let members: Vec<String> = (0..20).map(|i| format!("\"k{i}\":{i}")).collect();
+        let n = node(&format!("{{{},\"k3\":\"last\"}}", members.join(",")));
+        assert_eq!(&n.child("k19").unwrap().text()[..], b"19");
+        assert_eq!(&n.child("k3").unwrap().text()[..], br#""last""#);
+        assert_eq!(n.keys().unwrap().len(), 20);
+        let small = node(r#"{"a":1,"a":2}"#);
+        assert_eq!(&small.child("a").unwrap().text()[..], b"2");
+        assert_eq!(small.keys().unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn built_objects_serialize_compactly_in_order() {
+        let mut m = Members::default();
+        m.insert("b", Arc::new(node("1")));
+        m.insert("a.b", Arc::new(node(r#"{"x": true}"#)));
+        m.insert("b", Arc::new(node("2")));
+        let n = Node::object(m);
+        assert_eq!(&n.text()[..], br#"{"b":2,"a.b":{"x": true}}"#);
+        assert_eq!(n.keys().unwrap(), ["b", "a.b"]);
+    }
+}
