@@ -19,8 +19,11 @@ use imbl::{HashMap as PHashMap, OrdMap};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// Objects with at most this many members are searched linearly; larger ones get a hash map.
-const LINEAR_MAX: usize = 8;
+/// Objects with at most this many members are searched linearly (comparing lengths first, then bytes),
+/// larger ones get a hash map. A template's `_props` has about 55 members and there are tens of
+/// thousands of templates: a map each would cost about 75 bytes a member, more than the text itself,
+/// while a scan of 55 name ranges costs about a hundred nanoseconds.
+const LINEAR_MAX: usize = 64;
 
 /// One value of the tree.
 #[derive(Debug)]
@@ -40,6 +43,8 @@ struct TextIndex {
     entries: Vec<Entry>,
     /// Decoded name → position of its last occurrence (JSON's "last duplicate wins"), for large objects.
     by_name: Option<HashMap<Box<str>, u32>>,
+    /// Whether a name may occur twice; when not, a linear search stops at the first match.
+    may_repeat: bool,
 }
 
 /// One member of an object held as text: ranges into the object's text, and its node once made.
@@ -210,6 +215,14 @@ impl TextIndex {
             .into_iter()
             .map(|m| Entry { name: span(m.name), value: span(m.value), node: OnceLock::new() })
             .collect();
+        let may_repeat = entries.len() <= LINEAR_MAX && {
+            let mut seen = std::collections::HashSet::with_capacity(entries.len());
+            // An escaped name could equal another spelled differently: assume the worst.
+            entries.iter().any(|e| {
+                let raw = &text[e.name[0] as usize..e.name[1] as usize];
+                raw.contains(&b'\\') || !seen.insert(raw)
+            })
+        };
         let by_name = (entries.len() > LINEAR_MAX).then(|| {
             let mut map = HashMap::with_capacity(entries.len());
             for (position, entry) in entries.iter().enumerate() {
@@ -217,14 +230,15 @@ impl TextIndex {
             }
             map
         });
-        TextIndex { entries, by_name }
+        TextIndex { entries, by_name, may_repeat }
     }
 
     /// The position of the (last) member called `name`.
     fn find(&self, text: &[u8], name: &str) -> Option<usize> {
         match &self.by_name {
             Some(map) => map.get(name).map(|&p| p as usize),
-            None => self.entries.iter().rposition(|e| name_is(text, e.name, name)),
+            None if self.may_repeat => self.entries.iter().rposition(|e| name_is(text, e.name, name)),
+            None => self.entries.iter().position(|e| name_is(text, e.name, name)),
         }
     }
 
@@ -242,8 +256,13 @@ impl TextIndex {
 
 /// Whether the quoted name at `span` is `name`, decoding escapes only when there are any.
 fn name_is(text: &[u8], span: [u32; 2], name: &str) -> bool {
-    let raw = &text[span[0] as usize + 1..(span[1] as usize).saturating_sub(1).max(span[0] as usize + 1)];
-    if raw.contains(&b'\\') { decode_name(text, span) == name } else { raw == name.as_bytes() }
+    let (start, end) = (span[0] as usize + 1, (span[1] as usize).saturating_sub(1));
+    let raw = text.get(start..end).unwrap_or_default();
+    if raw.len() == name.len() && raw == name.as_bytes() {
+        return true;
+    }
+    // An escaped name is never shorter in the text than decoded, so only those can still match.
+    raw.len() > name.len() && raw.contains(&b'\\') && decode_name(text, span) == name
 }
 
 /// The name at `span` (quotes included), unescaped.

@@ -146,3 +146,28 @@ async fn a_session_header_that_is_not_ascii_is_400_not_absent() {
     client.send_bytes(b"GET /fx/echo HTTP/1.1\r\nHost: x\r\nsessionid: \xff\r\n\r\n").await.unwrap();
     assert_eq!(client.read_reply().await.unwrap().status, 400);
 }
+
+#[tokio::test]
+async fn a_db_reference_answers_the_same_bytes_as_get() {
+    let server = fixture_server().await;
+    let patch = r#"{"a":{"b":[1,2,3],"c":"x"},"d":1.50}"#;
+    assert_eq!(
+        send(server.addr, &Call::post_raw("/fx/patch", patch.as_bytes())).await.unwrap().json(),
+        serde_json::json!({})
+    );
+    for path in [
+        "templates.items",
+        "templates.items.5449016a4bdc2d6f028b456f._props",
+        "locales.global.en",
+        "fx.patched",
+        "fx.patched.a",
+        "fx.patched.d",
+    ] {
+        let by_reference = send(server.addr, &Call::get(&format!("/fx/db/{path}"))).await.unwrap();
+        let by_get = send(server.addr, &Call::get(&format!("/fx/get/{path}"))).await.unwrap();
+        assert_eq!(by_reference.status, 200, "{path}: {}", by_reference.text());
+        assert_eq!(by_reference.body(), by_get.body(), "{path}");
+    }
+    // The number keeps its text: "1.50", not "1.5".
+    assert_eq!(send(server.addr, &Call::get("/fx/db/fx.patched.d")).await.unwrap().text(), "1.50");
+}
