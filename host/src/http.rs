@@ -51,6 +51,9 @@ pub(crate) async fn serve(
     http.timer(TokioTimer::new()).header_read_timeout(HEAD_TIMEOUT).keep_alive(true).max_buf_size(64 << 10);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let graceful = GracefulShutdown::new();
+    // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
+    // its `App`: the store's lock is released when `run` returns, and a restart can take it at once.
+    let mut tasks = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
 
     loop {
@@ -77,19 +80,25 @@ pub(crate) async fn serve(
             async move { Ok::<_, Infallible>(respond(&app, request).await) }
         });
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("connection ended: {e}");
             }
             drop(permit);
         });
+        // Reap finished connections so the set stays as small as the number open.
+        while tasks.try_join_next().is_some() {}
     }
 
     drop(listener);
     tokio::select! {
         () = graceful.shutdown() => {}
-        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("shutdown: some requests did not finish in time"),
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => {
+            tracing::warn!("shutdown: some requests did not finish in time");
+            tasks.abort_all();
+        }
     }
+    while tasks.join_next().await.is_some() {}
     Ok(())
 }
 

@@ -83,10 +83,7 @@ impl Server {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let db = Arc::new(load_db(root)?);
-        let store = Arc::new(
-            Store::open(&root.join("store"), config.store_durable)
-                .with_context(|| format!("opening the store in {}", root.join("store").display()))?,
-        );
+        let store = Arc::new(Store::open(&root.join("store"), config.store_durable)?);
         let runtime = Runtime::new(config.limits.clone(), Some(root.join("cache")))?;
 
         let mut sources = Vec::new();

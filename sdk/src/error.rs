@@ -32,6 +32,9 @@ pub enum Error {
     TooLarge(String),
     /// The mod has no grant for this write.
     Denied(String),
+    /// A compare-and-set found another version: another write came first (see
+    /// [`store::set_if_version`](crate::store::set_if_version)).
+    Conflict(String),
     /// The host failed to do I/O; nothing was changed.
     Io(String),
     /// The mod failed: the host answers 500 with this reason.
@@ -69,6 +72,7 @@ impl Error {
             Error::Unreadable(m) => ("unreadable", m),
             Error::TooLarge(m) => ("too large", m),
             Error::Denied(m) => ("denied", m),
+            Error::Conflict(m) => ("conflict", m),
             Error::Io(m) => ("i/o", m),
             Error::Failed(m) => ("failed", m),
             Error::Json(m) => ("json", m),
@@ -100,6 +104,7 @@ impl From<WitError> for Error {
             WitError::Unreadable(m) => Error::Unreadable(m),
             WitError::TooLarge(m) => Error::TooLarge(m),
             WitError::Denied(m) => Error::Denied(m),
+            WitError::Conflict(m) => Error::Conflict(m),
             WitError::Io(m) => Error::Io(m),
             WitError::Failed(m) => Error::Failed(m),
         }
@@ -115,6 +120,7 @@ impl From<Error> for WitError {
             Error::Unreadable(m) => WitError::Unreadable(m),
             Error::TooLarge(m) => WitError::TooLarge(m),
             Error::Denied(m) => WitError::Denied(m),
+            Error::Conflict(m) => WitError::Conflict(m),
             Error::Io(m) => WitError::Io(m),
             Error::Failed(m) => WitError::Failed(m),
             Error::Json(m) => WitError::Failed(format!("json: {m}")),

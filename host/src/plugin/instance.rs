@@ -209,6 +209,7 @@ fn describe_mod_error(e: &super::bindings::Error) -> String {
         Unreadable(m) => format!("unreadable: {m}"),
         TooLarge(m) => format!("too large: {m}"),
         Denied(m) => format!("denied: {m}"),
+        Conflict(m) => format!("conflict: {m}"),
         Io(m) => format!("i/o: {m}"),
         Failed(m) => m.clone(),
     }

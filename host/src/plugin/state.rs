@@ -65,7 +65,8 @@ fn store_error(e: StoreError) -> Error {
         StoreError::InvalidKey { .. } => Error::Invalid(message),
         StoreError::TooLarge { .. } => Error::TooLarge(message),
         StoreError::Unreadable { .. } => Error::Unreadable(message),
-        StoreError::Io { .. } => Error::Io(message),
+        StoreError::Conflict { .. } => Error::Conflict(message),
+        StoreError::Io { .. } | StoreError::Lock(_) => Error::Io(message),
     }
 }
 
@@ -90,11 +91,20 @@ impl plugin::db::Host for CallState {
 
 impl plugin::store::Host for CallState {
     fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
-        self.cx.store.get(&self.cx.id, &key).map_err(store_error)
+        Ok(self.cx.store.get(&self.cx.id, &key).map_err(store_error)?.map(|v| v.to_vec()))
     }
 
-    fn set(&mut self, key: String, value: Vec<u8>) -> Result<(), Error> {
+    fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
+        let found = self.cx.store.get_versioned(&self.cx.id, &key).map_err(store_error)?;
+        Ok(found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version }))
+    }
+
+    fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
         self.cx.store.set(&self.cx.id, &key, &value).map_err(store_error)
+    }
+
+    fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
+        self.cx.store.set_if_version(&self.cx.id, &key, &value, expected).map_err(store_error)
     }
 
     fn delete(&mut self, key: String) -> Result<bool, Error> {
