@@ -18,9 +18,14 @@ impl Drop for Running {
 
 /// Starts `modhost serve` on `root` and port 0; returns the child and the port from its log line.
 fn serve(root: &std::path::Path) -> (Running, u16) {
+    serve_with(root, &[])
+}
+
+fn serve_with(root: &std::path::Path, extra: &[&str]) -> (Running, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_modhost"))
         .args(["serve", "--port", "0", "--root"])
         .arg(root)
+        .args(extra)
         .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -72,4 +77,18 @@ fn a_bad_flag_is_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_modhost")).args(["serve", "--call-timeout-ms", "0"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--call-timeout-ms"));
+}
+
+#[test]
+fn a_second_modhost_on_the_same_root_refuses_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _port) = serve(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_modhost"))
+        .args(["serve", "--port", "0", "--root"])
+        .arg(dir.path())
+        .output()
+        .expect("running a second modhost");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("in use by process {}", first.0.id())), "{stderr}");
 }

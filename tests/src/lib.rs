@@ -8,6 +8,7 @@
 pub mod client;
 pub mod gamedb;
 pub mod server;
+pub mod torture;
 
 /// Paths of the guest components built by `build.rs` (once per test build).
 pub mod guests {

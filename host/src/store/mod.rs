@@ -266,7 +266,6 @@ impl Store {
         let io_err = |op| move |source| StoreError::Io { op, key: key.to_owned(), source };
         let known = match value {
             Some(value) => {
-                self.backend.create_dir_all(dir).map_err(io_err("create the namespace for"))?;
                 self.write_atomically(dir, &path, key, value).map_err(io_err("write"))?;
                 let version = self.next_version.fetch_add(1, Ordering::Relaxed);
                 Known::Present(Versioned { value: Bytes::copy_from_slice(value), version })
@@ -296,7 +295,14 @@ impl Store {
         let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
         let temp = dir.join(format!(".tmp-{}-{n}-{key}", std::process::id()));
         let result = (|| {
-            let mut file = self.backend.create_new(&temp)?;
+            let mut file = match self.backend.create_new(&temp) {
+                // The namespace's first value: make its directory (off the hot path), then retry.
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    self.backend.create_dir_all(dir)?;
+                    self.backend.create_new(&temp)?
+                }
+                other => other?,
+            };
             file.write_all(value)?;
             if self.durable {
                 file.sync()?;
@@ -322,9 +328,7 @@ impl Store {
         let slot = (millis / BACKUP_EVERY.as_millis() as u64) % BACKUP_SLOTS + 1;
         let target = hist.join(format!("{}.{slot}", id.1));
         let result = self
-            .backend
-            .create_dir_all(&hist)
-            .and_then(|()| self.write_atomically(&hist, &target, &id.1, old))
+            .write_atomically(&hist, &target, &id.1, old)
             .and_then(|()| if self.durable { self.backend.sync_dir(&hist) } else { Ok(()) });
         match result {
             Ok(()) => {
