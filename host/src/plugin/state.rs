@@ -89,29 +89,46 @@ impl plugin::db::Host for CallState {
     }
 }
 
+/// Runs a store call: inline in the default mode (a commit is a few syscalls), on the blocking pool in
+/// durable mode (a commit waits for fsyncs, which must not hold an async worker).
+async fn on_store<T: Send + 'static>(
+    cx: &Arc<ModContext>,
+    call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, Error> {
+    if !cx.store.durable() {
+        return call(&cx.store, &cx.id).map_err(store_error);
+    }
+    let cx = cx.clone();
+    match tokio::task::spawn_blocking(move || call(&cx.store, &cx.id)).await {
+        Ok(result) => result.map_err(store_error),
+        Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
+    }
+}
+
 impl plugin::store::Host for CallState {
-    fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
+    async fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
+        // Reads are served from memory or one small file read: always inline.
         Ok(self.cx.store.get(&self.cx.id, &key).map_err(store_error)?.map(|v| v.to_vec()))
     }
 
-    fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
+    async fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
         let found = self.cx.store.get_versioned(&self.cx.id, &key).map_err(store_error)?;
         Ok(found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version }))
     }
 
-    fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
-        self.cx.store.set(&self.cx.id, &key, &value).map_err(store_error)
+    async fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
+        on_store(&self.cx, move |store, ns| store.set(ns, &key, &value)).await
     }
 
-    fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
-        self.cx.store.set_if_version(&self.cx.id, &key, &value, expected).map_err(store_error)
+    async fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
+        on_store(&self.cx, move |store, ns| store.set_if_version(ns, &key, &value, expected)).await
     }
 
-    fn delete(&mut self, key: String) -> Result<bool, Error> {
-        self.cx.store.delete(&self.cx.id, &key).map_err(store_error)
+    async fn delete(&mut self, key: String) -> Result<bool, Error> {
+        on_store(&self.cx, move |store, ns| store.delete(ns, &key)).await
     }
 
-    fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
+    async fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
         self.cx.store.list(&self.cx.id, &prefix).map_err(store_error)
     }
 }

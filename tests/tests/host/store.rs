@@ -23,6 +23,20 @@ async fn store_values_survive_a_restart() {
 }
 
 #[tokio::test]
+async fn durable_commits_run_off_the_async_workers_and_answer_the_same() {
+    let server = TestServer::builder()
+        .with_mod("hello", guests::HELLO, "")
+        .config(|c| c.store_durable = true)
+        .start()
+        .await
+        .unwrap();
+    for expected in 1..=3 {
+        let reply = send(server.addr, &Call::post("/hello/visits", b"{}").session(SESSION)).await.unwrap();
+        assert_eq!(reply.json()["data"]["visits"], expected);
+    }
+}
+
+#[tokio::test]
 async fn set_if_version_reaches_a_mod_and_a_stale_version_conflicts() {
     let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.unwrap();
     let got = send(server.addr, &Call::get("/fx/cas")).await.unwrap().json();
