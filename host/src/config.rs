@@ -51,6 +51,8 @@ pub struct Limits {
     pub body_bytes: usize,
     /// The largest answer a mod may produce, db references spliced in.
     pub response_bytes: usize,
+    /// Compressed answers kept for reuse, in bytes.
+    pub body_cache_bytes: usize,
 }
 
 impl Default for Limits {
@@ -69,6 +71,7 @@ impl Default for Limits {
             epoch_tick: Duration::from_millis(10),
             body_bytes: 16 << 20,
             response_bytes: 256 << 20,
+            body_cache_bytes: 64 << 20,
         }
     }
 }

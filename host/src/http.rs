@@ -10,12 +10,13 @@
 //! (`TokioTimer` below); the session lock is released before the response is written, so a client that
 //! reads slowly never holds up the next request of its session.
 
+use crate::body_cache::{Key, MIN_CACHED_BYTES, Part};
 use crate::plugin::{CallError, Chunk, Request as ModRequest, Response as ModResponse};
 use crate::server::App;
 use crate::session::{BadSessionId, SessionId};
 use crate::wire;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
@@ -26,6 +27,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -40,6 +42,8 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(5);
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bodies larger than this are deflated on the blocking pool, not on an async worker.
 const DEFLATE_INLINE_MAX: usize = 256 << 10;
+/// Requests one connection may carry; the last is answered `Connection: close`.
+pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
 
 /// Accepts and serves connections until `shutdown` resolves.
 pub(crate) async fn serve(
@@ -75,9 +79,18 @@ pub(crate) async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        // Requests served on this connection: the last one allowed says `Connection: close`.
+        let served = Arc::new(AtomicU32::new(0));
         let service = service_fn(move |request| {
-            let app = app.clone();
-            async move { Ok::<_, Infallible>(respond(&app, request).await) }
+            let (app, served) = (app.clone(), served.clone());
+            async move {
+                let mut response = respond(&app, request).await;
+                if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
+                    // hyper closes after writing an answer that says so: the header never lies.
+                    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                Ok::<_, Infallible>(response)
+            }
         });
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tasks.spawn(async move {
@@ -102,25 +115,68 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// One answer before framing.
+/// One answer before framing: its body is a list of parts (literal bytes and db nodes), never
+/// concatenated: identity answers send the parts as they are, compressed ones go through the cache.
 struct Answer {
     status: StatusCode,
     headers: Vec<(HeaderName, HeaderValue)>,
-    body: Vec<u8>,
+    body: Vec<Part>,
 }
 
 impl Answer {
     fn error(status: StatusCode, sentence: &str, extra: &[(&str, &str)]) -> Answer {
-        Answer { status, headers: Vec::new(), body: wire::error_body(sentence, extra) }
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: vec![Part::Literal(Bytes::from(wire::error_body(sentence, extra)))],
+        }
     }
 }
 
-async fn respond(app: &App, request: Request<Incoming>) -> Response<Full<Bytes>> {
+/// A response body made of shared buffers, sent one after the other with an exact `Content-Length`.
+pub(crate) struct PartsBody {
+    parts: std::collections::VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl PartsBody {
+    fn new(parts: impl IntoIterator<Item = Bytes>) -> PartsBody {
+        let parts: std::collections::VecDeque<Bytes> = parts.into_iter().filter(|b| !b.is_empty()).collect();
+        let remaining = parts.iter().map(|b| b.len() as u64).sum();
+        PartsBody { parts, remaining }
+    }
+}
+
+impl hyper::body::Body for PartsBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        let next = self.parts.pop_front();
+        if let Some(bytes) = &next {
+            self.remaining -= bytes.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.remaining)
+    }
+}
+
+async fn respond(app: &App, request: Request<Incoming>) -> Response<PartsBody> {
     let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
     let answer = match answer(app, request).await {
         Ok(answer) | Err(answer) => answer,
     };
-    finish(answer, identity).await
+    finish(app, answer, identity).await
 }
 
 /// The session: `Cookie: PHPSESSID=<id>` first, else the `sessionid` header. A header that holds a
@@ -164,7 +220,10 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         || Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {limit} bytes"), &[]);
     let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
+        // The body is never read, so the connection cannot be reused: what follows is body bytes.
+        let mut answer = too_large();
+        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+        return Err(answer);
     }
     let (parts, body) = request.into_parts();
     let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect()).await.map_err(|_| {
@@ -256,47 +315,45 @@ fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer
         headers.push((name, value));
     }
 
-    let mut body = Vec::new();
+    let mut body = Vec::with_capacity(response.body.len());
+    let mut total = 0usize;
     let mut snapshot = None;
     for chunk in response.body {
-        match chunk {
-            Chunk::Bytes(bytes) if body.is_empty() => body = bytes,
-            Chunk::Bytes(bytes) => body.extend_from_slice(&bytes),
+        let part = match chunk {
+            Chunk::Bytes(bytes) => Part::Literal(Bytes::from(bytes)),
             Chunk::Db(path) => {
                 // One snapshot for the whole response: its parts never mix two versions of the db.
                 let snapshot = snapshot.get_or_insert_with(|| app.db.snapshot());
-                let text = snapshot.get(&path).map_err(|e| bad(format!("db reference: {e}")))?;
-                body.extend_from_slice(&text);
+                Part::Node(snapshot.node(&path).map_err(|e| bad(format!("db reference: {e}")))?)
             }
-        }
+        };
         // Checked after each part: a few bytes of references can splice in gigabytes of db text.
-        if body.len() > limit {
+        total += part.bytes().len();
+        if total > limit {
             return Err(bad(format!("the answer is over the limit of {limit} bytes")));
         }
+        body.push(part);
     }
     Ok(Answer { status, headers, body })
 }
 
-async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
+async fn finish(app: &App, answer: Answer, identity: bool) -> Response<PartsBody> {
     let Answer { status, headers, body } = answer;
     let body = if identity {
-        body
-    } else if body.len() <= DEFLATE_INLINE_MAX {
-        wire::deflate(&body)
+        PartsBody::new(body.iter().map(Part::bytes))
     } else {
-        // A multi-megabyte body takes tens of ms to deflate: keep it off the async workers.
-        match tokio::task::spawn_blocking(move || wire::deflate(&body)).await {
-            Ok(deflated) => deflated,
+        match compress(app, body).await {
+            Ok(zlib) => PartsBody::new([zlib]),
             Err(e) => {
                 tracing::error!("deflating an answer failed: {e}");
-                let mut response =
-                    Response::new(Full::new(Bytes::from(wire::error_body("the answer could not be compressed", &[]))));
+                let sentence = wire::error_body("the answer could not be compressed", &[]);
+                let mut response = Response::new(PartsBody::new([Bytes::from(sentence)]));
                 *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
                 return response;
             }
         }
     };
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     let map = response.headers_mut();
     if !headers.iter().any(|(name, _)| name == header::CONTENT_TYPE) {
@@ -307,4 +364,26 @@ async fn finish(answer: Answer, identity: bool) -> Response<Full<Bytes>> {
         map.append(name, value);
     }
     response
+}
+
+/// The zlib form of an answer: from the cache when the same parts were compressed before (a clone of
+/// the cached buffer), else compressed now, off the async workers when large, and cached if large.
+async fn compress(app: &App, parts: Vec<Part>) -> Result<Bytes, tokio::task::JoinError> {
+    let total: usize = parts.iter().map(|p| p.bytes().len()).sum();
+    if total < MIN_CACHED_BYTES {
+        let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
+        return Ok(Bytes::from(wire::deflate_parts(&bytes)));
+    }
+    let key = Key::of(&parts);
+    if let Some(hit) = app.body_cache.get(&key) {
+        return Ok(hit);
+    }
+    let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
+    let zlib = if total <= DEFLATE_INLINE_MAX {
+        Bytes::from(wire::deflate_parts(&bytes))
+    } else {
+        Bytes::from(tokio::task::spawn_blocking(move || wire::deflate_parts(&bytes)).await?)
+    };
+    app.body_cache.insert(key, zlib.clone());
+    Ok(zlib)
 }

@@ -1,6 +1,7 @@
 //! modhost: a game server whose game logic lives in WebAssembly mods.
 //!
 //! # Layout
+//! - [`body_cache`]: compressed answers keyed by content and db-node identity (never stale).
 //! - [`config`]: the validated configuration and the limits every mod runs under.
 //! - [`server`]: boot (root, db, store, mods, routes) and [`Server::run`].
 //! - `http`: the hyper front: accept, deadlines, one request → one mod call.
@@ -12,6 +13,7 @@
 //! - [`mods`]: finding mods and reading `mod.toml`.
 //! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
 
+pub mod body_cache;
 pub mod config;
 pub mod db;
 mod http;

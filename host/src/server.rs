@@ -36,6 +36,8 @@ pub struct App {
     pub sessions: SessionLocks,
     /// Which mod answers which route.
     pub routes: RouteTable<Arc<LoadedMod>>,
+    /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
+    pub body_cache: crate::body_cache::BodyCache,
     /// Kept alive for the mods' instances (engine and epoch ticker).
     _runtime: Runtime,
 }
@@ -134,7 +136,15 @@ impl Server {
         }
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
-        let app = App { config, db, sessions: SessionLocks::default(), routes: builder.build(), _runtime: runtime };
+        let body_cache = crate::body_cache::BodyCache::new(config.limits.body_cache_bytes);
+        let app = App {
+            config,
+            db,
+            sessions: SessionLocks::default(),
+            routes: builder.build(),
+            body_cache,
+            _runtime: runtime,
+        };
         Ok(Server { app: Arc::new(app), listener, report, boot_time: started.elapsed() })
     }
 

@@ -63,9 +63,17 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
 
 /// zlib-deflates a response body (level 6, as the client expects).
 pub fn deflate(body: &[u8]) -> Vec<u8> {
-    let mut encoder = ZlibEncoder::new(Vec::with_capacity(body.len() / 4 + 64), Compression::new(6));
-    // Writing into a Vec cannot fail.
-    let _ = encoder.write_all(body);
+    deflate_parts(&[body])
+}
+
+/// zlib-deflates the concatenation of `parts` without concatenating them first.
+pub fn deflate_parts<B: AsRef<[u8]>>(parts: &[B]) -> Vec<u8> {
+    let total: usize = parts.iter().map(|p| p.as_ref().len()).sum();
+    let mut encoder = ZlibEncoder::new(Vec::with_capacity(total / 4 + 64), Compression::new(6));
+    for part in parts {
+        // Writing into a Vec cannot fail.
+        let _ = encoder.write_all(part.as_ref());
+    }
     encoder.finish().unwrap_or_default()
 }
 

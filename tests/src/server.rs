@@ -37,11 +37,12 @@ impl TestServerBuilder {
         let server = Server::start(self.config.clone()).await?;
         let addr = server.local_addr()?;
         let report = server.report().clone();
+        let app = server.app().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async move {
             let _ = stopped.await;
         }));
-        Ok(TestServer { addr, root: self.root, config: self.config, report, stop: Some(stop), task: Some(task) })
+        Ok(TestServer { addr, root: self.root, config: self.config, report, app, stop: Some(stop), task: Some(task) })
     }
 }
 
@@ -62,6 +63,8 @@ pub struct TestServer {
     config: Config,
     /// What its boot loaded.
     pub report: LoadReport,
+    /// The server's shared state (db, caches), for tests that look inside.
+    pub app: Arc<modhost::server::App>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<anyhow::Result<()>>>,
 }

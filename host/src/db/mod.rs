@@ -62,6 +62,9 @@ pub enum LoadError {
     /// The document is valid JSON but not an object.
     #[error("{path} must hold a JSON object at the top level")]
     NotAnObject { path: String },
+    /// The document holds bytes that are not UTF-8.
+    #[error("{path} is not UTF-8 (at byte {offset})")]
+    NotUtf8 { path: String, offset: usize },
     /// Offsets inside the tree are 32-bit.
     #[error("{path} is {len} bytes; the limit is 4 GiB")]
     TooLarge { path: String, len: usize },
@@ -143,6 +146,10 @@ impl Db {
             return Err(LoadError::TooLarge { path: shown.to_owned(), len: text.len() });
         }
         validate(&text).map_err(|source| LoadError::Parse { path: shown.to_owned(), source })?;
+        // Skipping values does not check the bytes inside strings; text answered to mods must be UTF-8.
+        if let Err(e) = std::str::from_utf8(&text) {
+            return Err(LoadError::NotUtf8 { path: shown.to_owned(), offset: e.valid_up_to() });
+        }
         let range = scan::trim(&text);
         let text = text.slice(range);
         if text.first() != Some(&b'{') {
@@ -177,7 +184,13 @@ impl Db {
     /// that is not an object changes nothing.
     pub fn patch(&self, path: &str, json: &str) -> Result<(), DbError> {
         let segments = parse_path(path)?;
-        validate(json.as_bytes()).map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
+        if json.len() > u32::MAX as usize {
+            return Err(DbError::BadJson { path: path.to_owned(), reason: "the patch is over 4 GiB".to_owned() });
+        }
+        // A patch comes from a mod: decode it fully (escapes, surrogates, serde_json's 128-level limit),
+        // not just its structure, so every name that enters the tree decodes.
+        serde_json::from_str::<serde_json::Value>(json)
+            .map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
         let text = Bytes::copy_from_slice(json.as_bytes());
         let text = text.slice(scan::trim(&text));
         let depth = segments.len() + scan::nesting_depth(&text);

@@ -111,6 +111,12 @@ impl Node {
         Node { repr: Repr::Text { text, index: OnceLock::new() } }
     }
 
+    /// A node for JSON text, for other modules' tests.
+    #[cfg(test)]
+    pub(crate) fn text_for_tests(text: &str) -> Node {
+        Node::from_text(Bytes::copy_from_slice(text.as_bytes()))
+    }
+
     /// An object node with these members.
     pub(crate) fn object(members: Members) -> Node {
         Node { repr: Repr::Object { members, text: OnceLock::new() } }
@@ -178,13 +184,18 @@ impl Node {
                     return None;
                 }
                 let index = index.get_or_init(|| TextIndex::build(text));
+                let repeats = index.may_repeat || index.by_name.as_ref().is_some_and(|m| m.len() < index.entries.len());
+                let mut seen = std::collections::HashSet::new();
                 let mut out = Vec::with_capacity(index.entries.len());
                 for (position, entry) in index.entries.iter().enumerate() {
                     let name = decode_name(text, entry.name);
-                    // Skip a name that occurs again later: the last occurrence is the member.
-                    if index.find(text, &name) == Some(position) {
-                        out.push((name, index.node(text, position)));
+                    // A repeated name is listed where it first occurs, with its last value (as
+                    // serde_json's ordered map and `Members::insert` do).
+                    if repeats && !seen.insert(name.clone()) {
+                        continue;
                     }
+                    let last = if repeats { index.find(text, &name).unwrap_or(position) } else { position };
+                    out.push((name, index.node(text, last)));
                 }
                 Some(out)
             }
@@ -268,8 +279,12 @@ fn name_is(text: &[u8], span: [u32; 2], name: &str) -> bool {
 /// The name at `span` (quotes included), unescaped.
 fn decode_name(text: &[u8], span: [u32; 2]) -> String {
     let quoted = &text[span[0] as usize..span[1] as usize];
-    // The text was validated as JSON, so this only fails on a bug; an empty name is the safe answer.
-    serde_json::from_slice(quoted).unwrap_or_default()
+    // Patches are fully decoded before they get here; db.json is only checked for structure and UTF-8,
+    // so a name with a lone surrogate escape (`"\ud800"`) cannot decode. It keeps its escaped spelling
+    // then: still distinct, never merged with another name.
+    serde_json::from_slice(quoted).unwrap_or_else(|_| {
+        String::from_utf8_lossy(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default()).into_owned()
+    })
 }
 
 fn build_text(members: &Members) -> Bytes {
@@ -310,15 +325,18 @@ mod tests {
     }
 
     #[test]
-    fn large_objects_use_the_map_and_the_last_duplicate_wins() {
-        let members: Vec<String> = (0..20).map(|i| format!("\"k{i}\":{i}")).collect();
+    fn large_objects_use_the_map_and_the_last_duplicate_wins_at_the_first_place() {
+        let members: Vec<String> = (0..100).map(|i| format!("\"k{i}\":{i}")).collect();
         let n = node(&format!("{{{},\"k3\":\"last\"}}", members.join(",")));
-        assert_eq!(&n.child("k19").unwrap().text()[..], b"19");
+        assert_eq!(&n.child("k99").unwrap().text()[..], b"99");
+        let Repr::Text { index, .. } = &n.repr else { panic!("a text node") };
+        assert!(index.get().is_some_and(|i| i.by_name.is_some()), "100 members go through the map");
         assert_eq!(&n.child("k3").unwrap().text()[..], br#""last""#);
-        assert_eq!(n.keys().unwrap().len(), 20);
-        let small = node(r#"{"a":1,"a":2}"#);
-        assert_eq!(&small.child("a").unwrap().text()[..], b"2");
-        assert_eq!(small.keys().unwrap(), ["a"]);
+        let keys = n.keys().unwrap();
+        assert_eq!((keys.len(), keys[3].as_str()), (100, "k3"));
+        let small = node(r#"{"a":1,"b":2,"a":3}"#);
+        assert_eq!(&small.child("a").unwrap().text()[..], b"3");
+        assert_eq!(small.keys().unwrap(), ["a", "b"]);
     }
 
     #[test]

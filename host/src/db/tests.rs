@@ -53,6 +53,7 @@ fn patch_creates_missing_parents_and_a_root_patch_merges() {
     assert_eq!(get(&d, "x"), r#"{"y":{"z":5}}"#);
     d.patch("", r#"{"top": true}"#).unwrap();
     assert_eq!(get(&d, "top"), "true");
+    assert_eq!(get(&d, "x"), r#"{"y":{"z":5}}"#, "a root patch merges, it does not replace");
     assert_eq!(d.keys("").err().map(|e| matches!(e, DbError::NotFound { .. })), Some(true));
 }
 
@@ -66,6 +67,7 @@ fn refused_patches_change_nothing() {
     assert!(matches!(d.patch("a.arr.x", "1"), Err(DbError::WrongKind { .. })));
     assert!(matches!(d.patch("", "[1]"), Err(DbError::WrongKind { .. })));
     assert!(matches!(d.patch(r"a\q", "1"), Err(DbError::BadPath { .. })));
+    assert!(matches!(d.patch("a", r#"{"\ud800": 1}"#), Err(DbError::BadJson { .. })));
     assert!(d.snapshot().same_version(&before));
 }
 
@@ -73,7 +75,7 @@ fn refused_patches_change_nothing() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let d = db(json!({}));
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
-    assert!(matches!(d.patch("x", &deep), Err(DbError::BadPath { .. })));
+    assert!(matches!(d.patch("x", &deep), Err(DbError::BadJson { .. })));
     assert!(matches!(d.patch(&vec!["a"; 200].join("."), "1"), Err(DbError::BadPath { .. })));
     let value = "[".repeat(40) + &"]".repeat(40);
     assert!(matches!(d.patch(&vec!["a"; 100].join("."), &value), Err(DbError::BadPath { .. })));

@@ -45,6 +45,9 @@ const CACHE_BUDGET: usize = 256 << 20;
 const BACKUP_EVERY: Duration = Duration::from_secs(300);
 /// Backups kept per key.
 const BACKUP_SLOTS: u64 = 3;
+/// What one cache entry costs beside its value and names, roughly: counted so that remembered
+/// absences cannot grow the cache without bound.
+const ENTRY_OVERHEAD: usize = 96;
 /// Commits of different keys run in parallel; those of one key are serialized by one of these stripes.
 const STRIPES: usize = 64;
 
@@ -91,7 +94,11 @@ enum Known {
 #[derive(Debug, Default)]
 struct State {
     cache: HashMap<(String, String), Known>,
+    /// Bytes the cache holds, counting a fixed overhead per entry so that remembered absences count.
     cached_bytes: usize,
+    /// Each key's current version. Kept when the cache drops values, so an eviction never makes a
+    /// compare-and-set fail; one small entry per key touched in this run.
+    versions: HashMap<(String, String), u64>,
     /// When each key's old value was last backed up in this run.
     backed_up: HashMap<(String, String), Instant>,
 }
@@ -173,7 +180,7 @@ impl Store {
                 Known::Absent => None,
             });
         }
-        let known = self.load(&path, key)?;
+        let known = self.load(&path, &id)?;
         self.remember(id, known.clone());
         Ok(match known {
             Known::Present(v) => Some(v),
@@ -242,7 +249,7 @@ impl Store {
         let cached = self.state().cache.get(&id).cloned();
         let current = match cached {
             Some(known) => known,
-            None => self.load(&path, key)?,
+            None => self.load(&path, &id)?,
         };
         if let Some(expected) = expected {
             let found = match &current {
@@ -268,10 +275,12 @@ impl Store {
             Some(value) => {
                 self.write_atomically(dir, &path, key, value).map_err(io_err("write"))?;
                 let version = self.next_version.fetch_add(1, Ordering::Relaxed);
+                self.state().versions.insert(id.clone(), version);
                 Known::Present(Versioned { value: Bytes::copy_from_slice(value), version })
             }
             None => {
                 self.backend.remove(&path).map_err(io_err("delete"))?;
+                self.state().versions.remove(&id);
                 Known::Absent
             }
         };
@@ -299,6 +308,10 @@ impl Store {
                 // The namespace's first value: make its directory (off the hot path), then retry.
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     self.backend.create_dir_all(dir)?;
+                    if self.durable {
+                        // The new directory's own entry must survive a power loss too.
+                        self.backend.sync_dir(dir.parent().unwrap_or(dir))?;
+                    }
                     self.backend.create_new(&temp)?
                 }
                 other => other?,
@@ -332,28 +345,43 @@ impl Store {
             .and_then(|()| if self.durable { self.backend.sync_dir(&hist) } else { Ok(()) });
         match result {
             Ok(()) => {
-                self.state().backed_up.insert(id.clone(), Instant::now());
+                let mut state = self.state();
+                if state.backed_up.len() >= 4096 {
+                    // Forget keys whose period is over: they would be backed up again anyway.
+                    state.backed_up.retain(|_, at| at.elapsed() < BACKUP_EVERY);
+                }
+                state.backed_up.insert(id.clone(), Instant::now());
             }
             Err(e) => tracing::warn!("could not back up `{}/{}` to {}: {e}", id.0, id.1, target.display()),
         }
     }
 
-    fn load(&self, path: &Path, key: &str) -> Result<Known, StoreError> {
+    /// Reads a key from disk. Its version is the one this run already gave it, or a fresh one.
+    fn load(&self, path: &Path, id: &(String, String)) -> Result<Known, StoreError> {
         match self.backend.read(path) {
             Ok(bytes) => {
-                let version = self.next_version.fetch_add(1, Ordering::Relaxed);
+                let mut state = self.state();
+                let version = *state
+                    .versions
+                    .entry(id.clone())
+                    .or_insert_with(|| self.next_version.fetch_add(1, Ordering::Relaxed));
                 Ok(Known::Present(Versioned { value: Bytes::from(bytes), version }))
             }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(Known::Absent),
-            Err(source) => Err(StoreError::Unreadable { key: key.to_owned(), source }),
+            Err(source) => Err(StoreError::Unreadable { key: id.1.clone(), source }),
         }
     }
 
     fn remember(&self, id: (String, String), known: Known) {
         let mut state = self.state();
-        let size = |k: &Known| match k {
-            Known::Present(v) => v.value.len(),
-            Known::Absent => 0,
+        let size = |k: &Known| {
+            ENTRY_OVERHEAD
+                + id.0.len()
+                + id.1.len()
+                + match k {
+                    Known::Present(v) => v.value.len(),
+                    Known::Absent => 0,
+                }
         };
         let added = size(&known);
         if let Some(old) = state.cache.insert(id.clone(), known) {
@@ -361,7 +389,8 @@ impl Store {
         }
         state.cached_bytes += added;
         if state.cached_bytes > CACHE_BUDGET {
-            // Crude but correct: the files are the truth; keep only the value just touched.
+            // Crude but correct: the files are the truth (and versions are kept apart); keep only the
+            // value just touched.
             let keep = state.cache.remove(&id);
             state.cache.clear();
             state.cached_bytes = added;
