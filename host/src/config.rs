@@ -18,6 +18,8 @@ pub struct Config {
     pub session_lock_timeout: Duration,
     /// Refuse to start when any mod fails to load, instead of starting without it.
     pub strict: bool,
+    /// How long a request that arrives while the mods load waits before it is answered 503.
+    pub boot_wait: Duration,
     /// Whether to load the mods embedded in the binary (tests turn this off to load only fixtures).
     pub builtin_mods: bool,
     /// Limits on every mod call.
@@ -85,6 +87,7 @@ impl Config {
             store_durable: false,
             session_lock_timeout: Duration::from_secs(10),
             strict: false,
+            boot_wait: Duration::from_secs(30),
             builtin_mods: true,
             limits: Limits::default(),
         }

@@ -29,7 +29,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 /// Connections open at once; the next one is closed as soon as it is accepted.
@@ -45,12 +45,88 @@ const DEFLATE_INLINE_MAX: usize = 256 << 10;
 /// Requests one connection may carry; the last is answered `Connection: close`.
 pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
 
-/// Accepts and serves connections until `shutdown` resolves.
+/// Connections accepted while the mods are still loading. Each waits (up to `wait`) for the server to
+/// be ready and is then handed to [`serve`]; one still waiting at its deadline is answered 503 with
+/// `Retry-After` and closed. So a client that connects during boot is never refused.
+#[derive(Debug)]
+pub(crate) struct EarlyAccept {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    ready: tokio::sync::watch::Sender<bool>,
+    handed: tokio::sync::mpsc::Receiver<TcpStream>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EarlyAccept {
+    pub(crate) fn start(listener: Arc<TcpListener>, wait: Duration) -> EarlyAccept {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, ready_rx) = tokio::sync::watch::channel(false);
+        let (hand, handed) = tokio::sync::mpsc::channel(MAX_CONNECTIONS);
+        let pending = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let task = tokio::spawn(async move {
+            loop {
+                let stream = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(_) => {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        }
+                    },
+                    _ = &mut stopped => break,
+                };
+                let Ok(permit) = pending.clone().try_acquire_owned() else { continue };
+                let (mut ready, hand) = (ready_rx.clone(), hand.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let ready = matches!(tokio::time::timeout(wait, ready.wait_for(|r| *r)).await, Ok(Ok(_)));
+                    match ready {
+                        true => {
+                            let _ = hand.send(stream).await;
+                        }
+                        false => {
+                            let body = wire::error_body("the server is still loading its mods", &[]);
+                            let head = format!(
+                                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                body.len()
+                            );
+                            let mut stream = stream;
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await;
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &body).await;
+                        }
+                    }
+                });
+            }
+        });
+        EarlyAccept { stop: Some(stop), ready, handed, task }
+    }
+
+    /// Stops accepting and releases the waiting connections to whoever reads [`Self::handed`].
+    async fn finish(mut self) -> tokio::sync::mpsc::Receiver<TcpStream> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+        let _ = self.ready.send(true);
+        let (_, empty) = tokio::sync::mpsc::channel(1);
+        std::mem::replace(&mut self.handed, empty)
+    }
+}
+
+impl Drop for EarlyAccept {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Accepts and serves connections until `shutdown` resolves, starting with those that arrived while
+/// the mods were loading.
 pub(crate) async fn serve(
-    listener: TcpListener,
+    listener: Arc<TcpListener>,
+    early: EarlyAccept,
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let mut handed = early.finish().await;
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(HEAD_TIMEOUT).keep_alive(true).max_buf_size(64 << 10);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -61,9 +137,10 @@ pub(crate) async fn serve(
     tokio::pin!(shutdown);
 
     loop {
-        let (stream, _peer) = tokio::select! {
+        let stream = tokio::select! {
+            Some(stream) = handed.recv() => stream,
             accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
+                Ok((stream, _peer)) => stream,
                 Err(e) => {
                     // Out of file descriptors, usually: back off instead of spinning.
                     tracing::warn!("accept failed: {e}");

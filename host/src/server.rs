@@ -70,7 +70,9 @@ pub struct LoadReport {
 #[derive(Debug)]
 pub struct Server {
     app: Arc<App>,
-    listener: TcpListener,
+    listener: Arc<TcpListener>,
+    /// Connections that arrived while the mods loaded; they are served first.
+    early: crate::http::EarlyAccept,
     report: LoadReport,
     boot_time: Duration,
 }
@@ -86,6 +88,11 @@ impl Server {
         }
         let db = Arc::new(load_db(root)?);
         let store = Arc::new(Store::open(&root.join("store"), config.store_durable)?);
+        // Listen before the mods load: a client that connects during boot waits, and is never refused.
+        let listener =
+            Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
+        tracing::info!("listening on {}", listener.local_addr()?);
+        let early = crate::http::EarlyAccept::start(listener.clone(), config.boot_wait);
         let runtime = Runtime::new(config.limits.clone(), Some(root.join("cache")))?;
 
         let mut sources = Vec::new();
@@ -135,7 +142,6 @@ impl Server {
             bail!("--strict: {} mod(s) failed to load:\n{}", list.len(), list.join("\n"));
         }
 
-        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
         let body_cache = crate::body_cache::BodyCache::new(config.limits.body_cache_bytes);
         let app = App {
             config,
@@ -145,7 +151,7 @@ impl Server {
             body_cache,
             _runtime: runtime,
         };
-        Ok(Server { app: Arc::new(app), listener, report, boot_time: started.elapsed() })
+        Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
     }
 
     /// The address the server listens on (the real port when the config asked for port 0).
@@ -171,8 +177,8 @@ impl Server {
     /// Serves until `shutdown` resolves, then stops accepting and lets open requests finish (up to a
     /// few seconds).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        tracing::info!("listening on {}", self.local_addr()?);
-        crate::http::serve(self.listener, self.app, shutdown).await
+        tracing::info!("ready: serving the loaded mods");
+        crate::http::serve(self.listener, self.early, self.app, shutdown).await
     }
 }
 

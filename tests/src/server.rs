@@ -23,6 +23,25 @@ impl TestServerBuilder {
         self
     }
 
+    /// Writes `db.json` into the root before the server starts.
+    pub fn db_json(self, text: &str) -> Self {
+        std::fs::write(self.root.path().join("db.json"), text).expect("writing db.json");
+        self
+    }
+
+    /// Listens on a port chosen now (instead of port 0), so a test knows the address before the boot
+    /// finishes.
+    pub fn known_port(mut self) -> Self {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("finding a free port");
+        self.config.addr = probe.local_addr().expect("a bound address");
+        self
+    }
+
+    /// The address the server will listen on (meaningful after [`Self::known_port`]).
+    pub fn addr(&self) -> SocketAddr {
+        self.config.addr
+    }
+
     /// Changes the configuration.
     pub fn config(mut self, f: impl FnOnce(&mut Config)) -> Self {
         f(&mut self.config);

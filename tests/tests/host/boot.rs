@@ -14,6 +14,40 @@ async fn an_empty_root_gets_a_default_db_and_the_builtin_mods() {
     assert!(reply.json()["data"]["5449016a4bdc2d6f028b456f Name"].is_string(), "falls back to en");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_during_boot_waits_for_the_mods() {
+    let builder = TestServer::builder()
+        .with_mod("fx", guests::FIXTURE, "")
+        .db_json(r#"{"fx": {"init_sleep_ms": 1500}}"#)
+        .known_port();
+    let addr = builder.addr();
+    let booting = tokio::spawn(builder.start());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!booting.is_finished(), "the boot was meant to be slow");
+    let reply = send(addr, &Call::get("/fx/p/early")).await.expect("connected and answered during boot");
+    assert_eq!(reply.json()["rest"], "early");
+    let server = booting.await.unwrap().unwrap();
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_waits_too_long_for_the_boot_gets_503_with_retry_after() {
+    let builder = TestServer::builder()
+        .with_mod("fx", guests::FIXTURE, "")
+        .db_json(r#"{"fx": {"init_sleep_ms": 2000}}"#)
+        .config(|c| c.boot_wait = std::time::Duration::from_millis(300))
+        .known_port();
+    let addr = builder.addr();
+    let booting = tokio::spawn(builder.start());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let reply = send(addr, &Call::get("/fx/p/early")).await.unwrap();
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_eq!(reply.json()["err"], "the server is still loading its mods");
+    let server = booting.await.unwrap().unwrap();
+    assert_eq!(send(server.addr, &Call::get("/fx/p/later")).await.unwrap().status, 200);
+}
+
 #[tokio::test]
 async fn a_second_boot_loads_the_compiled_mod_from_the_cache() {
     let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.unwrap();
