@@ -24,6 +24,32 @@ pub struct Config {
     pub builtin_mods: bool,
     /// Limits on every mod call.
     pub limits: Limits,
+    /// Deadlines of the HTTP front.
+    pub http: HttpDeadlines,
+}
+
+/// The HTTP front's deadlines: what a slow or silent client may cost.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpDeadlines {
+    /// A kept-alive connection's wait for its next request's first byte.
+    pub idle: std::time::Duration,
+    /// From a request's first byte to its complete head (then 408 and close).
+    pub head: std::time::Duration,
+    /// From the head to the complete body (then 408 and close).
+    pub body: std::time::Duration,
+    /// The longest an answer may go without the client reading any of it (then close).
+    pub write_stall: std::time::Duration,
+}
+
+impl Default for HttpDeadlines {
+    fn default() -> Self {
+        HttpDeadlines {
+            idle: Duration::from_secs(5),
+            head: Duration::from_secs(3),
+            body: Duration::from_secs(5),
+            write_stall: Duration::from_secs(10),
+        }
+    }
 }
 
 /// Limits on every mod, on by default: a mod cannot crash, stall or starve the server.
@@ -90,6 +116,7 @@ impl Config {
             boot_wait: Duration::from_secs(30),
             builtin_mods: true,
             limits: Limits::default(),
+            http: HttpDeadlines::default(),
         }
     }
 }

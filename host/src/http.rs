@@ -34,10 +34,6 @@ use tokio::sync::Semaphore;
 
 /// Connections open at once; the next one is closed as soon as it is accepted.
 const MAX_CONNECTIONS: usize = 1024;
-/// Time from a request's first byte to its complete head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(3);
-/// Time from the head to the complete body.
-const BODY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time open requests get to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bodies larger than this are deflated on the blocking pool, not on an async worker.
@@ -128,7 +124,15 @@ pub(crate) async fn serve(
 ) -> anyhow::Result<()> {
     let mut handed = early.finish().await;
     let mut http = http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(HEAD_TIMEOUT).keep_alive(true).max_buf_size(64 << 10);
+    let deadlines = app.config.http;
+    // hyper's own header timeout (which runs from the start of the wait, idle time included) stays on
+    // as a backstop behind `Guarded`'s idle and head deadlines.
+    http.timer(TokioTimer::new())
+        .header_read_timeout(deadlines.idle + deadlines.head)
+        .keep_alive(true)
+        .max_buf_size(64 << 10);
+    let guard =
+        crate::conn_guard::Deadlines { idle: deadlines.idle, head: deadlines.head, write_stall: deadlines.write_stall };
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let graceful = GracefulShutdown::new();
     // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
@@ -158,10 +162,14 @@ pub(crate) async fn serve(
         let app = app.clone();
         // Requests served on this connection: the last one allowed says `Connection: close`.
         let served = Arc::new(AtomicU32::new(0));
+        let phase = Arc::new(crate::conn_guard::ConnPhase::default());
+        let stream = crate::conn_guard::Guarded::new(stream, phase.clone(), guard);
         let service = service_fn(move |request| {
-            let (app, served) = (app.clone(), served.clone());
+            let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
             async move {
+                phase.busy();
                 let mut response = respond(&app, request).await;
+                phase.idle();
                 if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
                     // hyper closes after writing an answer that says so: the header never lies.
                     response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -303,8 +311,9 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         return Err(answer);
     }
     let (parts, body) = request.into_parts();
-    let collected = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect()).await.map_err(|_| {
-        let sentence = format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs());
+    let body_deadline = app.config.http.body;
+    let collected = tokio::time::timeout(body_deadline, Limited::new(body, limit).collect()).await.map_err(|_| {
+        let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());
         let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
         answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
         answer

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //! - [`body_cache`]: compressed answers keyed by content and db-node identity (never stale).
+//! - [`conn_guard`]: the idle, head and write-stall deadlines hyper does not enforce.
 //! - [`config`]: the validated configuration and the limits every mod runs under.
 //! - [`server`]: boot (root, db, store, mods, routes) and [`Server::run`].
 //! - `http`: the hyper front: accept, deadlines, one request → one mod call.
@@ -15,6 +16,7 @@
 
 pub mod body_cache;
 pub mod config;
+pub mod conn_guard;
 pub mod db;
 mod http;
 pub mod mods;

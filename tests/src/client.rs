@@ -136,6 +136,11 @@ impl Client {
         Ok(Client { stream, buffer: Vec::new() })
     }
 
+    /// Wraps a stream already connected (and perhaps already written to).
+    pub fn from_stream(stream: TcpStream) -> Client {
+        Client { stream, buffer: Vec::new() }
+    }
+
     /// Sends one request and reads its answer.
     pub async fn send(&mut self, call: &Call) -> anyhow::Result<Reply> {
         self.stream.write_all(&call.to_bytes()).await?;

@@ -130,3 +130,139 @@ async fn a_cached_answer_is_reused_and_a_patch_can_never_make_it_stale() {
     let plain = send(server.addr, &Call::get("/fx/db/fx.patched").identity()).await.unwrap();
     assert_eq!(plain.raw, third.body());
 }
+
+/// A fixture server with short HTTP deadlines, so the deadline tests run in seconds.
+async fn short_deadline_server() -> modhost_tests::TestServer {
+    modhost_tests::TestServer::builder()
+        .with_mod("fx", modhost_tests::guests::FIXTURE, "")
+        .config(|c| {
+            c.http.idle = Duration::from_millis(1000);
+            c.http.head = Duration::from_millis(1000);
+            c.http.body = Duration::from_millis(1000);
+            c.http.write_stall = Duration::from_millis(1000);
+        })
+        .start()
+        .await
+        .unwrap()
+}
+
+/// Reads until the server closes the connection (EOF or reset), for at most `limit`; answers what was
+/// read, or `None` if the connection was still open at the limit.
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, limit: Duration) -> Option<Vec<u8>> {
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(received),
+            Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_connections_are_closed_at_their_deadlines_and_never_hold_up_others() {
+    let server = short_deadline_server().await;
+    let shapes: [(&str, &[u8], bool); 3] = [
+        ("silent", b"", false),
+        ("half a request line", b"GET /fx/p/x HT", true),
+        ("a declared body never sent", b"POST /fx/p/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", true),
+    ];
+    let mut stalled = Vec::new();
+    for (name, bytes, _) in &shapes {
+        for _ in 0..256 {
+            let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+            stream.write_all(bytes).await.unwrap();
+            stalled.push((*name, stream));
+        }
+    }
+    let opened = tokio::time::Instant::now();
+    // An ordinary request behind 768 stalled connections is answered at once.
+    let t = std::time::Instant::now();
+    let reply = send(server.addr, &Call::get("/fx/p/ordinary")).await.unwrap();
+    assert_eq!(reply.json()["rest"], "ordinary");
+    assert!(t.elapsed() < Duration::from_secs(1), "the ordinary request took {:?}", t.elapsed());
+
+    // Every stalled connection is closed within its deadline plus 1 s; those with a request in flight
+    // are told 408 first.
+    let mut failures = Vec::new();
+    for (name, mut stream) in stalled {
+        let left = (opened + Duration::from_secs(2)).saturating_duration_since(tokio::time::Instant::now());
+        match read_until_closed(&mut stream, left + Duration::from_millis(200)).await {
+            None => failures.push(format!("{name}: still open after its deadline plus 1 s")),
+            Some(bytes) => {
+                let wants_408 = shapes.iter().any(|(n, _, w)| *n == name && *w);
+                if wants_408 && !String::from_utf8_lossy(&bytes).starts_with("HTTP/1.1 408") {
+                    failures.push(format!("{name}: no 408 ({:?})", String::from_utf8_lossy(&bytes)));
+                }
+            }
+        }
+    }
+    failures.dedup();
+    assert!(failures.is_empty(), "{} failures, e.g. {:?}", failures.len(), &failures[..failures.len().min(5)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slowloris_gets_408_at_the_head_deadline() {
+    let server = short_deadline_server().await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    // One byte every 150 ms: the head would take 5.5 s; its deadline is 1 s from the first byte.
+    for byte in b"GET /fx/p/slow HTTP/1.1\r\nHost: x\r\n\r\n".iter().take(10) {
+        if stream.write_all(&[*byte]).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let bytes = read_until_closed(&mut stream, Duration::from_secs(3)).await.expect("the server closed the connection");
+    assert!(String::from_utf8_lossy(&bytes).starts_with("HTTP/1.1 408"), "{:?}", String::from_utf8_lossy(&bytes));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_sending_16_byte_pieces_10_ms_apart_is_answered() {
+    let server = short_deadline_server().await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let request = b"POST /fx/echo HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nContent-Length: 40\r\n\r\n0123456789012345678901234567890123456789";
+    for piece in request.chunks(16) {
+        stream.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut client = modhost_tests::Client::from_stream(stream);
+    let reply = client.read_reply().await.unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["body"], "0123456789012345678901234567890123456789");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_gets_every_byte_and_a_stopped_reader_is_cut_off() {
+    let server = short_deadline_server().await;
+    let size = 8 << 20;
+    let request = format!("GET /fx/big/{size} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n");
+
+    // Slow: 64 KiB every 15 ms, about 2 s in all, twice the write-stall deadline: never cut off.
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut received = 0usize;
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut head_len = None;
+    let t = std::time::Instant::now();
+    while head_len.is_none_or(|h| received < h + size) && t.elapsed() < Duration::from_secs(30) {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk)).await.unwrap().unwrap();
+        assert!(n > 0, "the server closed a slow reader after {received} bytes");
+        if head_len.is_none()
+            && let Some(end) = chunk[..n].windows(4).position(|w| w == b"\r\n\r\n")
+        {
+            head_len = Some(end + 4);
+        }
+        received += n;
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    assert_eq!(received, head_len.unwrap() + size);
+
+    // Stopped: never reads; the answer stops making progress and the connection is closed.
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let rest = read_until_closed(&mut stream, Duration::from_secs(5)).await.expect("closed");
+    assert!(rest.len() < size, "a reader that stopped still got the whole answer");
+}

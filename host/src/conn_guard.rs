@@ -1,0 +1,156 @@
+//! [`Guarded`]: a TCP stream that enforces the deadlines hyper does not, by watching its own reads and
+//! writes.
+//!
+//! - **Idle**: a connection waiting for its next request gets `idle` (5 s) for the first byte.
+//! - **Head**: from a request's first byte, `head` (3 s) to finish its head. Past it the client gets a
+//!   best-effort `408` and the connection closes.
+//! - **Write stall**: an answer must make progress: if the client reads nothing for `write_stall`, the
+//!   connection closes. A slow reader that keeps reading is never cut off, however long the answer.
+//!
+//! The phase (idle / in a head / busy) is set by the reads seen here and by the request handler
+//! ([`ConnPhase::busy`], [`ConnPhase::idle`]); the body deadline is the handler's (it answers 408 itself).
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+const IDLE: u8 = 0;
+const HEAD: u8 = 1;
+const BUSY: u8 = 2;
+
+/// The deadlines of one connection.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadlines {
+    /// Waiting for the first byte of a request.
+    pub idle: Duration,
+    /// From a request's first byte to its complete head.
+    pub head: Duration,
+    /// An answer's longest stretch without progress.
+    pub write_stall: Duration,
+}
+
+/// Where a connection is, shared between the stream and the request handler.
+#[derive(Debug, Default)]
+pub struct ConnPhase(AtomicU8);
+
+impl ConnPhase {
+    /// A request's head is complete: its handler runs.
+    pub fn busy(&self) {
+        self.0.store(BUSY, Ordering::Relaxed);
+    }
+
+    /// The handler has answered: the next bytes start the next request.
+    pub fn idle(&self) {
+        self.0.store(IDLE, Ordering::Relaxed);
+    }
+}
+
+/// A stream with deadlines.
+pub struct Guarded {
+    stream: TcpStream,
+    phase: Arc<ConnPhase>,
+    deadlines: Deadlines,
+    /// The read deadline in force and the phase it was armed for.
+    read_timer: Option<(u8, Pin<Box<Sleep>>)>,
+    write_timer: Option<Pin<Box<Sleep>>>,
+    /// When an answer last made progress: an answer still being written (to a slow reader) is not
+    /// idleness, so the idle clock starts again from it.
+    last_write: Option<Instant>,
+}
+
+impl Guarded {
+    /// Wraps `stream`; `phase` is shared with the request handler.
+    pub fn new(stream: TcpStream, phase: Arc<ConnPhase>, deadlines: Deadlines) -> Guarded {
+        Guarded { stream, phase, deadlines, read_timer: None, write_timer: None, last_write: None }
+    }
+
+    fn expired(kind: &str) -> io::Error {
+        io::Error::new(io::ErrorKind::TimedOut, format!("the {kind} deadline passed"))
+    }
+}
+
+impl AsyncRead for Guarded {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+            Poll::Ready(result) => {
+                if buf.filled().len() > before && this.phase.0.load(Ordering::Relaxed) == IDLE {
+                    // The first byte of a request: its head has `head` from now.
+                    this.phase.0.store(HEAD, Ordering::Relaxed);
+                    this.read_timer = Some((HEAD, Box::pin(tokio::time::sleep(this.deadlines.head))));
+                }
+                return Poll::Ready(result);
+            }
+            Poll::Pending => {}
+        }
+        let phase = this.phase.0.load(Ordering::Relaxed);
+        let limit = match phase {
+            IDLE => this.deadlines.idle,
+            HEAD => this.deadlines.head,
+            _ => {
+                // A handler is running (reading the body under its own deadline, or answering).
+                this.read_timer = None;
+                return Poll::Pending;
+            }
+        };
+        if this.read_timer.as_ref().is_none_or(|(armed, _)| *armed != phase) {
+            this.read_timer = Some((phase, Box::pin(tokio::time::sleep(limit))));
+        }
+        if let Some((_, timer)) = &mut this.read_timer
+            && timer.as_mut().poll(cx).is_ready()
+        {
+            if phase == IDLE
+                && let Some(written) = this.last_write
+                && written + limit > Instant::now()
+            {
+                timer.as_mut().reset(written + limit);
+                if timer.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            if phase == HEAD {
+                // Best effort: the socket is writable unless the client stopped reading too.
+                let _ = this.stream.try_write(
+                    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: 49\r\nConnection: close\r\n\r\n{\"err\":\"the request head did not arrive in time\"}",
+                );
+            }
+            return Poll::Ready(Err(Guarded::expired(if phase == HEAD { "head" } else { "idle" })));
+        }
+        Poll::Pending
+    }
+}
+
+impl AsyncWrite for Guarded {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.stream).poll_write(cx, buf) {
+            Poll::Ready(result) => {
+                // Progress (or an error): the stall clock starts again at the next wait.
+                this.write_timer = None;
+                this.last_write = Some(Instant::now());
+                Poll::Ready(result)
+            }
+            Poll::Pending => {
+                let stall = this.deadlines.write_stall;
+                let timer = this.write_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+                ready!(timer.as_mut().poll(cx));
+                Poll::Ready(Err(Guarded::expired("write")))
+            }
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
