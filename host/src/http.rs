@@ -38,6 +38,9 @@ const MAX_CONNECTIONS: usize = 1024;
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bodies larger than this are deflated on the blocking pool, not on an async worker.
 const DEFLATE_INLINE_MAX: usize = 256 << 10;
+/// The most header bytes a request may carry (names, values and separators); more is 431. hyper's
+/// read buffer is capped at the same size, so a larger head never sits in memory for long.
+const MAX_HEADER_BYTES: usize = 64 << 10;
 /// Requests one connection may carry; the last is answered `Connection: close`.
 pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
 
@@ -293,6 +296,13 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
     let url =
         request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
 
+    let header_bytes: usize = request.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        let sentence = format!("the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}");
+        let mut answer = Answer::error(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, &sentence, &[]);
+        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+        return Err(answer);
+    }
     let session =
         session_of(request.headers()).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?;
 

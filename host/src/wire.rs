@@ -32,23 +32,40 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
     if !looks_like_zlib(body) {
         return Ok(None);
     }
+    // Most bodies inflate to well under this: inflate them directly.
+    let direct = limit.min(DIRECT_INFLATE_MAX);
+    match inflate_into(body, direct)? {
+        Some(out) => Ok(Some(out)),
+        None if direct >= limit => Err(InflateError::TooLarge { limit }),
+        None => {
+            // Larger: first measure the stream with a small scratch buffer, so a bomb costs no memory,
+            // then inflate it for real into a buffer of exactly its size.
+            let size = inflated_size(body, limit)?;
+            let out = inflate_into(body, size)?.ok_or(InflateError::TooLarge { limit })?;
+            Ok(Some(out))
+        }
+    }
+}
+
+/// Bodies that inflate to at most this are inflated in one pass; larger ones are measured first.
+const DIRECT_INFLATE_MAX: usize = 1 << 20;
+
+/// Inflates `body` into at most `cap` bytes: `None` when it would be larger.
+fn inflate_into(body: &[u8], cap: usize) -> Result<Option<Vec<u8>>, InflateError> {
     let mut inflater = flate2::Decompress::new(true);
-    let mut out = Vec::with_capacity(body.len().saturating_mul(4).max(4096).min(limit).max(1));
+    let mut out = Vec::with_capacity(body.len().saturating_mul(4).clamp(4096.min(cap.max(1)), cap.max(1)));
     loop {
         if out.len() == out.capacity() {
-            if out.len() >= limit {
-                return Err(InflateError::TooLarge { limit });
+            if out.len() >= cap {
+                return Ok(None);
             }
-            out.reserve((out.len()).min(limit - out.len()).max(4096));
+            out.reserve(out.len().min(cap - out.len()).max(4096).min(cap - out.len()));
         }
         let consumed = usize::try_from(inflater.total_in()).unwrap_or(usize::MAX);
         let input = body.get(consumed..).unwrap_or_default();
         let status = inflater
             .decompress_vec(input, &mut out, FlushDecompress::Finish)
             .map_err(|e| InflateError::Corrupt(e.to_string()))?;
-        if out.len() > limit {
-            return Err(InflateError::TooLarge { limit });
-        }
         match status {
             Status::StreamEnd => return Ok(Some(out)),
             Status::Ok => continue,
@@ -57,6 +74,30 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
                 return Err(InflateError::Corrupt("the stream is truncated".to_owned()));
             }
             Status::BufError => continue,
+        }
+    }
+}
+
+/// How many bytes `body` inflates to, counted through a 64 KiB scratch buffer; past `limit` it stops.
+fn inflated_size(body: &[u8], limit: usize) -> Result<usize, InflateError> {
+    let mut inflater = flate2::Decompress::new(true);
+    let mut scratch = vec![0u8; 64 * 1024];
+    loop {
+        let consumed = usize::try_from(inflater.total_in()).unwrap_or(usize::MAX);
+        let before = inflater.total_out();
+        let status = inflater
+            .decompress(body.get(consumed..).unwrap_or_default(), &mut scratch, FlushDecompress::Finish)
+            .map_err(|e| InflateError::Corrupt(e.to_string()))?;
+        let total = usize::try_from(inflater.total_out()).unwrap_or(usize::MAX);
+        if total > limit {
+            return Err(InflateError::TooLarge { limit });
+        }
+        match status {
+            Status::StreamEnd => return Ok(total),
+            Status::BufError if inflater.total_out() == before => {
+                return Err(InflateError::Corrupt("the stream is truncated".to_owned()));
+            }
+            Status::Ok | Status::BufError => continue,
         }
     }
 }
@@ -145,6 +186,15 @@ mod tests {
         assert_eq!(inflate_body(&bomb, 1 << 20), Err(InflateError::TooLarge { limit: 1 << 20 }));
         let exact = deflate(&vec![7u8; 1 << 20]);
         assert_eq!(inflate_body(&exact, 1 << 20).unwrap().unwrap().len(), 1 << 20);
+    }
+
+    #[test]
+    fn bodies_over_the_direct_size_are_measured_then_inflated_exactly() {
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let z = deflate(&big);
+        assert_eq!(inflate_body(&z, 4 << 20).unwrap().unwrap(), big);
+        assert!(matches!(inflate_body(&z, 2 << 20), Err(InflateError::TooLarge { .. })));
+        assert!(matches!(inflate_body(&z[..z.len() - 100], 4 << 20), Err(InflateError::Corrupt(_))));
     }
 
     #[test]

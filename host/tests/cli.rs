@@ -92,3 +92,47 @@ fn a_second_modhost_on_the_same_root_refuses_naming_the_first() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("in use by process {}", first.0.id())), "{stderr}");
 }
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_1_gib_zlib_bomb_is_refused_and_costs_under_16_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = serve(dir.path());
+    // Warm up, so lazily made buffers are not counted against the bomb.
+    assert_eq!(get(port, "/client/game/keepalive").0, 200);
+    let bomb = {
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..1024 {
+            encoder.write_all(&zeros).unwrap();
+        }
+        encoder.finish().unwrap()
+    };
+    assert!(bomb.len() < 2 << 20, "{} bytes", bomb.len());
+    let before = rss_kib(server.0.id());
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        stream,
+        "POST /client/game/keepalive HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        bomb.len()
+    )
+    .unwrap();
+    stream.write_all(&bomb).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let after = rss_kib(server.0.id());
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 413"), "{}", String::from_utf8_lossy(&answer));
+    let grown = after.saturating_sub(before);
+    eprintln!("zlib bomb: resident memory grew {grown} KiB");
+    assert!(grown < 16 * 1024, "resident memory grew {grown} KiB");
+}

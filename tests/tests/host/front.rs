@@ -65,6 +65,16 @@ async fn content_length_edge_cases_never_let_a_request_through_the_body() {
 }
 
 #[tokio::test]
+async fn headers_over_64_kib_are_431() {
+    let server = fixture_server().await;
+    let small = format!("GET /fx/p/x HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "a".repeat(60_000));
+    assert_eq!(statuses(server.addr, small.as_bytes()).await, [200]);
+    let big = format!("GET /fx/p/x HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n{NEXT}", "a".repeat(70_000));
+    let got = statuses(server.addr, big.as_bytes()).await;
+    assert_eq!(got, [431], "a too-large head is refused, and nothing behind it is read as a request");
+}
+
+#[tokio::test]
 async fn pipelined_requests_are_answered_in_order() {
     let server = fixture_server().await;
     let mut bytes = Vec::new();
