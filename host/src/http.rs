@@ -41,6 +41,8 @@ const DEFLATE_INLINE_MAX: usize = 256 << 10;
 /// The most header bytes a request may carry (names, values and separators); more is 431. hyper's
 /// read buffer is capped at the same size, so a larger head never sits in memory for long.
 const MAX_HEADER_BYTES: usize = 64 << 10;
+/// Request body bytes held in memory at once across all connections.
+pub(crate) const REQUEST_BYTES_BUDGET: usize = 64 << 20;
 /// Requests one connection may carry; the last is answered `Connection: close`.
 pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
 
@@ -322,7 +324,25 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
     }
     let (parts, body) = request.into_parts();
     let body_deadline = app.config.http.body;
-    let collected = tokio::time::timeout(body_deadline, Limited::new(body, limit).collect()).await.map_err(|_| {
+    // Every body byte held in memory takes a permit from the server-wide budget (64 MiB), waiting for
+    // one when many uploads arrive at once; the body deadline bounds the wait. Released with `_held`.
+    let mut _held = Vec::new();
+    let collect = async {
+        let mut body = std::pin::pin!(Limited::new(body, limit));
+        let mut raw = bytes::BytesMut::new();
+        while let Some(frame) = body.as_mut().frame().await {
+            let frame = frame?;
+            if let Some(data) = frame.data_ref() {
+                let permits = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                if permits > 0 {
+                    _held.push(app.body_budget.clone().acquire_many_owned(permits).await?);
+                }
+                raw.extend_from_slice(data);
+            }
+        }
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(raw.freeze())
+    };
+    let collected = tokio::time::timeout(body_deadline, collect).await.map_err(|_| {
         let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());
         let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
         answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
@@ -335,7 +355,6 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
             Answer::error(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}"), &[])
         }
     })?;
-    let raw = raw.to_bytes();
     let body = match wire::inflate_body(&raw, limit) {
         Ok(Some(inflated)) => inflated,
         Ok(None) => raw.to_vec(),

@@ -38,6 +38,8 @@ pub struct App {
     pub routes: RouteTable<Arc<LoadedMod>>,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
     pub body_cache: crate::body_cache::BodyCache,
+    /// Request body bytes held in memory across all connections, one permit a byte.
+    pub body_budget: Arc<tokio::sync::Semaphore>,
     /// Kept alive for the mods' instances (engine and epoch ticker).
     _runtime: Runtime,
 }
@@ -149,6 +151,7 @@ impl Server {
             sessions: SessionLocks::default(),
             routes: builder.build(),
             body_cache,
+            body_budget: Arc::new(tokio::sync::Semaphore::new(crate::http::REQUEST_BYTES_BUDGET)),
             _runtime: runtime,
         };
         Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
