@@ -127,23 +127,44 @@ impl AsyncRead for Guarded {
     }
 }
 
-impl AsyncWrite for Guarded {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.stream).poll_write(cx, buf) {
+impl Guarded {
+    /// The write deadline around one write attempt: progress restarts the stall clock; a write that
+    /// waits longer than `write_stall` fails.
+    fn guard_write(&mut self, cx: &mut Context<'_>, attempt: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match attempt {
             Poll::Ready(result) => {
-                // Progress (or an error): the stall clock starts again at the next wait.
-                this.write_timer = None;
-                this.last_write = Some(Instant::now());
+                self.write_timer = None;
+                self.last_write = Some(Instant::now());
                 Poll::Ready(result)
             }
             Poll::Pending => {
-                let stall = this.deadlines.write_stall;
-                let timer = this.write_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
+                let stall = self.deadlines.write_stall;
+                let timer = self.write_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
                 ready!(timer.as_mut().poll(cx));
                 Poll::Ready(Err(Guarded::expired("write")))
             }
         }
+    }
+}
+
+impl AsyncWrite for Guarded {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let attempt = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.guard_write(cx, attempt)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let attempt = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.guard_write(cx, attempt)
+    }
+
+    /// Vectored writes let hyper send a head and a large body without copying the body into its buffer.
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -1,0 +1,249 @@
+//! The HTTP front's benchmark, against a real `modhost serve` child on a generated database:
+//! 1. resident memory per stalled connection at 2000 of them, and the p99 of ordinary requests behind;
+//! 2. healthy throughput while misbehaving clients run (idle, slowloris, slow readers, fragmented
+//!    writers), as a fraction of the quiet run;
+//! 3. `/client/items` on a compressed-body cache hit: time to first byte and to the last, beside moving
+//!    the same bytes over loopback.
+//! Not a test: it prints tables. Run with
+//! `cargo run --release -p modhost-tests --bin front-bench -- [--modhost target/release/modhost] [--items 3000]`.
+
+use modhost_tests::client::{Call, Client};
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn rss_kib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
+    xs.sort();
+    xs[((xs.len() as f64 - 1.0) * p).round() as usize]
+}
+
+const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
+
+/// Healthy load: `clients` keep-alive connections asking for keepalive for `secs`; answers req/s.
+async fn healthy(addr: SocketAddr, clients: usize, secs: f64) -> f64 {
+    let stop = Instant::now() + Duration::from_secs_f64(secs);
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            tokio::spawn(async move {
+                let mut client = Client::connect(addr).await.unwrap();
+                let mut n = 0u64;
+                while Instant::now() < stop {
+                    let reply = match client.send(&Call::get("/client/game/keepalive").session(SESSION)).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            client = Client::connect(addr).await.unwrap();
+                            continue;
+                        }
+                    };
+                    assert_eq!(reply.json()["err"], 0, "a wrong answer: {}", reply.text());
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.unwrap();
+    }
+    total as f64 / secs
+}
+
+/// Starts misbehaving clients of one kind; they run until the returned handle is dropped.
+fn misbehave(addr: SocketAddr, kind: &str) -> Vec<tokio::task::JoinHandle<()>> {
+    let kind = kind.to_owned();
+    (0..if kind == "idle" { 200 } else { 50 })
+        .map(|i| {
+            let kind = kind.clone();
+            tokio::spawn(async move {
+                loop {
+                    let Ok(mut s) = TcpStream::connect(addr).await else { continue };
+                    match kind.as_str() {
+                        "idle" => tokio::time::sleep(Duration::from_secs(6)).await,
+                        "slowloris" => {
+                            for b in b"GET /client/game/keepalive HTTP/1.1\r\nHost: x\r\n" {
+                                if s.write_all(&[*b]).await.is_err() {
+                                    break;
+                                }
+                                tokio::time::sleep(Duration::from_millis(200)).await;
+                            }
+                        }
+                        "slow-readers" => {
+                            let _ = s.write_all(b"GET /client/items HTTP/1.1\r\nHost: x\r\n\r\n").await;
+                            let mut buf = [0u8; 4096];
+                            while let Ok(n) = s.read(&mut buf).await {
+                                if n == 0 {
+                                    break;
+                                }
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                        }
+                        _ => {
+                            // fragmented: whole valid requests in 16-byte pieces, 10 ms apart
+                            let req = format!("GET /client/game/keepalive?f={i} HTTP/1.1\r\nHost: x\r\n\r\n");
+                            for piece in req.as_bytes().chunks(16) {
+                                if s.write_all(piece).await.is_err() {
+                                    break;
+                                }
+                                tokio::time::sleep(Duration::from_millis(10)).await;
+                            }
+                            let mut buf = [0u8; 4096];
+                            let _ = tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await;
+                        }
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let modhost = arg("--modhost").map(std::path::PathBuf::from).unwrap_or_else(|| exe.with_file_name("modhost"));
+    let items: u64 = arg("--items").map(|s| s.parse()).transpose()?.unwrap_or(3000);
+    let root = tempfile::tempdir()?;
+    std::fs::write(root.path().join("db.json"), modhost_tests::gamedb::database(items).to_string())?;
+    let mut child = std::process::Command::new(&modhost)
+        .args(["serve", "--port", "0", "--root"])
+        .arg(root.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("listening on ") {
+                let _ = tx.send(line[at + 13..].trim().to_owned());
+            }
+        }
+    });
+    let addr: SocketAddr = rx.recv_timeout(Duration::from_secs(120))?.parse()?;
+    let pid = child.id();
+    let result = run(addr, pid).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+async fn run(addr: SocketAddr, pid: u32) -> anyhow::Result<()> {
+    let mut client = Client::connect(addr).await?;
+    for _ in 0..50 {
+        client.send(&Call::get("/client/game/keepalive")).await?;
+    }
+    client.send(&Call::get("/client/items")).await?;
+
+    // 1. Stalled connections.
+    let base = rss_kib(pid);
+    let mut stalled = Vec::new();
+    for _ in 0..2000 {
+        stalled.push(TcpStream::connect(addr).await?);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let per_conn = (rss_kib(pid) - base) / 2000.0;
+    let mut lat = Vec::new();
+    for _ in 0..300 {
+        let t = Instant::now();
+        client.send(&Call::get("/client/game/keepalive")).await?;
+        lat.push(t.elapsed());
+    }
+    drop(stalled);
+    println!("1. 2000 stalled (silent) connections");
+    println!("   resident memory per stalled connection: {per_conn:.1} KiB");
+    println!(
+        "   ordinary requests behind them: p50 {:?}, p99 {:?} (300 requests)\n",
+        percentile(lat.clone(), 0.5),
+        percentile(lat, 0.99)
+    );
+    tokio::time::sleep(Duration::from_secs(6)).await; // let the stalled ones be reaped
+
+    // 2. Healthy throughput beside misbehaving clients.
+    println!("2. healthy throughput (4 keep-alive clients, 3 s each) while misbehaving clients run");
+    let quiet = healthy(addr, 4, 3.0).await;
+    println!("   {:<14} {:>10.0} req/s  1.00", "quiet", quiet);
+    for kind in ["idle", "slowloris", "slow-readers", "fragmented"] {
+        let bad = misbehave(addr, kind);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let rps = healthy(addr, 4, 3.0).await;
+        for b in bad {
+            b.abort();
+        }
+        println!("   {kind:<14} {rps:>10.0} req/s  {:.2}", rps / quiet);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    // 3. /client/items on a cache hit, beside the same bytes over loopback.
+    let mut ttfb = Vec::new();
+    let mut full = Vec::new();
+    let mut size = 0;
+    let mut raw = TcpStream::connect(addr).await?;
+    for _ in 0..30 {
+        raw.write_all(b"GET /client/items HTTP/1.1\r\nHost: x\r\n\r\n").await?;
+        let t = Instant::now();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = raw.read(&mut buf).await?;
+        ttfb.push(t.elapsed());
+        let text = String::from_utf8_lossy(&buf[..got.min(400)]).into_owned();
+        let head_end = text.find("\r\n\r\n").map(|i| i + 4).unwrap_or(0);
+        let length: usize = text
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+            .unwrap_or(0);
+        while got < head_end + length {
+            got += raw.read(&mut buf).await?;
+        }
+        full.push(t.elapsed());
+        size = length;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let local = listener.local_addr()?;
+    let payload = vec![7u8; size];
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut one = [0u8; 1];
+        for _ in 0..30 {
+            s.read_exact(&mut one).await.unwrap();
+            s.write_all(&payload).await.unwrap();
+        }
+    });
+    let mut s = TcpStream::connect(local).await?;
+    let mut loop_first = Vec::new();
+    let mut loop_full = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    for _ in 0..30 {
+        s.write_all(b"x").await?;
+        let t = Instant::now();
+        let mut got = s.read(&mut buf).await?;
+        loop_first.push(t.elapsed());
+        while got < size {
+            got += s.read(&mut buf).await?;
+        }
+        loop_full.push(t.elapsed());
+    }
+    server.await?;
+    println!(
+        "\n3. /client/items, cache hit, {} KiB compressed (medians of 30)\n   modhost: first byte {:?}, last byte {:?}\n   loopback, same size: first byte {:?}, last byte {:?}",
+        size / 1024,
+        percentile(ttfb, 0.5),
+        percentile(full, 0.5),
+        percentile(loop_first, 0.5),
+        percentile(loop_full, 0.5)
+    );
+    Ok(())
+}
