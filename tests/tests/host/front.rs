@@ -276,3 +276,26 @@ async fn a_slow_reader_gets_every_byte_and_a_stopped_reader_is_cut_off() {
     let rest = read_until_closed(&mut stream, Duration::from_secs(5)).await.expect("closed");
     assert!(rest.len() < size, "a reader that stopped still got the whole answer");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_1025_is_closed_at_once_and_the_others_keep_working() {
+    let server = fixture_server().await;
+    let mut open = Vec::new();
+    for _ in 0..1024 {
+        open.push(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+    }
+    // Let the server accept them all.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut extra = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let t = std::time::Instant::now();
+    let closed = read_until_closed(&mut extra, Duration::from_secs(2)).await;
+    assert!(closed.is_some_and(|b| b.is_empty()), "connection 1025 was not closed");
+    eprintln!("connection 1025 closed after {:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // One of the 1024 still works, and freeing some lets new connections in.
+    let mut first = Client::from_stream(open.remove(0));
+    assert_eq!(first.send(&Call::get("/fx/p/still")).await.unwrap().status, 200);
+    drop(open);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(send(server.addr, &Call::get("/fx/p/again")).await.unwrap().status, 200);
+}

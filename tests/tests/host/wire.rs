@@ -43,6 +43,10 @@ async fn a_corrupt_framed_body_is_400() {
     let reply = send(server.addr, &Call::post_raw("/fx/echo", &body)).await.unwrap();
     assert_eq!(reply.status, 400, "{}", reply.text());
     assert!(reply.json()["err"].as_str().unwrap().contains("does not inflate"));
+    // A valid zlib header followed by garbage.
+    let reply =
+        send(server.addr, &Call::post_raw("/fx/echo", b"\x78\x9c this is not deflate data at all")).await.unwrap();
+    assert_eq!(reply.status, 400, "{}", reply.text());
 }
 
 #[tokio::test]
