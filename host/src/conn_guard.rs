@@ -57,8 +57,12 @@ pub struct Guarded {
     phase: Arc<ConnPhase>,
     deadlines: Deadlines,
     /// The read deadline in force and the phase it was armed for.
-    read_timer: Option<(u8, Pin<Box<Sleep>>)>,
-    write_timer: Option<Pin<Box<Sleep>>>,
+    /// One timer per direction, made once and reset, never reallocated: a kept-alive connection arms
+    /// them on every request. `read_armed` says which phase the read timer counts for.
+    read_timer: Pin<Box<Sleep>>,
+    read_armed: Option<u8>,
+    write_timer: Pin<Box<Sleep>>,
+    write_armed: bool,
     /// When an answer last made progress: an answer still being written (to a slow reader) is not
     /// idleness, so the idle clock starts again from it.
     last_write: Option<Instant>,
@@ -67,7 +71,17 @@ pub struct Guarded {
 impl Guarded {
     /// Wraps `stream`; `phase` is shared with the request handler.
     pub fn new(stream: TcpStream, phase: Arc<ConnPhase>, deadlines: Deadlines) -> Guarded {
-        Guarded { stream, phase, deadlines, read_timer: None, write_timer: None, last_write: None }
+        let far = Instant::now() + Duration::from_secs(86_400);
+        Guarded {
+            stream,
+            phase,
+            deadlines,
+            read_timer: Box::pin(tokio::time::sleep_until(far)),
+            read_armed: None,
+            write_timer: Box::pin(tokio::time::sleep_until(far)),
+            write_armed: false,
+            last_write: None,
+        }
     }
 
     fn expired(kind: &str) -> io::Error {
@@ -84,7 +98,8 @@ impl AsyncRead for Guarded {
                 if buf.filled().len() > before && this.phase.0.load(Ordering::Relaxed) == IDLE {
                     // The first byte of a request: its head has `head` from now.
                     this.phase.0.store(HEAD, Ordering::Relaxed);
-                    this.read_timer = Some((HEAD, Box::pin(tokio::time::sleep(this.deadlines.head))));
+                    this.read_timer.as_mut().reset(Instant::now() + this.deadlines.head);
+                    this.read_armed = Some(HEAD);
                 }
                 return Poll::Ready(result);
             }
@@ -96,16 +111,16 @@ impl AsyncRead for Guarded {
             HEAD => this.deadlines.head,
             _ => {
                 // A handler is running (reading the body under its own deadline, or answering).
-                this.read_timer = None;
+                this.read_armed = None;
                 return Poll::Pending;
             }
         };
-        if this.read_timer.as_ref().is_none_or(|(armed, _)| *armed != phase) {
-            this.read_timer = Some((phase, Box::pin(tokio::time::sleep(limit))));
+        if this.read_armed != Some(phase) {
+            this.read_timer.as_mut().reset(Instant::now() + limit);
+            this.read_armed = Some(phase);
         }
-        if let Some((_, timer)) = &mut this.read_timer
-            && timer.as_mut().poll(cx).is_ready()
-        {
+        let timer = &mut this.read_timer;
+        if timer.as_mut().poll(cx).is_ready() {
             if phase == IDLE
                 && let Some(written) = this.last_write
                 && written + limit > Instant::now()
@@ -133,14 +148,17 @@ impl Guarded {
     fn guard_write(&mut self, cx: &mut Context<'_>, attempt: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         match attempt {
             Poll::Ready(result) => {
-                self.write_timer = None;
+                self.write_armed = false;
                 self.last_write = Some(Instant::now());
                 Poll::Ready(result)
             }
             Poll::Pending => {
                 let stall = self.deadlines.write_stall;
-                let timer = self.write_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(stall)));
-                ready!(timer.as_mut().poll(cx));
+                if !self.write_armed {
+                    self.write_timer.as_mut().reset(Instant::now() + stall);
+                    self.write_armed = true;
+                }
+                ready!(self.write_timer.as_mut().poll(cx));
                 Poll::Ready(Err(Guarded::expired("write")))
             }
         }
