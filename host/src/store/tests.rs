@@ -302,7 +302,8 @@ mod model {
                         prop_assert_eq!(s.list("ns", prefix).unwrap(), expected);
                     }
                     Op::Restart => {
-                        store = None;
+                        // Close the old store (releasing its lock) before the new one opens.
+                        drop(store.take());
                         store = Some(open(dir.path()));
                     }
                 }
