@@ -9,15 +9,20 @@
 //! - [`wire`]: the SPT wire rules as pure functions (zlib both ways, session sources, identity).
 //! - [`session`]: session ids and the per-session lock.
 //! - [`router`]: the route table (exact beats prefix, longest prefix wins).
+//! - [`gamedb`]: a deterministic generator of SPT-shaped databases (`modhost gen-db`).
 //! - [`db`]: the game database engine (no wasmtime, no hyper).
 //! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
 //! - [`mods`]: finding mods and reading `mod.toml`.
 //! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
 
+// `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
+#![recursion_limit = "256"]
+
 pub mod body_cache;
 pub mod config;
 pub mod conn_guard;
 pub mod db;
+pub mod gamedb;
 mod http;
 pub mod mods;
 pub mod plugin;

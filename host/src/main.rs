@@ -19,6 +19,18 @@ struct Cli {
 enum Command {
     /// Load the mods and serve the game on 127.0.0.1.
     Serve(ServeArgs),
+    /// Write a generated SPT-shaped database (deterministic): about 5 MB at 3000 items, 41 MB at 24000.
+    GenDb(GenDbArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct GenDbArgs {
+    /// Generated item templates (besides the roubles, the rifle and the stash).
+    #[arg(long, default_value_t = 3000)]
+    items: u64,
+    /// Where to write the document (for example `modhost-data/db.json`).
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -72,6 +84,12 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match cli.command {
+        Command::GenDb(args) => {
+            let text = modhost::gamedb::database(args.items).to_string();
+            std::fs::write(&args.out, &text).with_context(|| format!("writing {}", args.out.display()))?;
+            eprintln!("wrote {} ({} bytes, {} items)", args.out.display(), text.len(), args.items);
+            Ok(())
+        }
         Command::Serve(args) => {
             let config = args.into_config()?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;

@@ -73,6 +73,24 @@ fn serve_on_a_missing_root_creates_it_and_answers_in_zlib() {
 }
 
 #[test]
+fn gen_db_writes_a_document_the_server_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_modhost"))
+        .args(["gen-db", "--items", "50", "--out"])
+        .arg(dir.path().join("db.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_server, port) = serve(dir.path());
+    let (status, body) = get(port, "/client/items");
+    assert_eq!(status, 200);
+    let mut text = String::new();
+    flate2::read::ZlibDecoder::new(&body[..]).read_to_string(&mut text).unwrap();
+    let items: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(items["data"].as_object().unwrap().len(), 53, "50 generated + roubles, rifle, stash");
+}
+
+#[test]
 fn a_bad_flag_is_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_modhost")).args(["serve", "--call-timeout-ms", "0"]).output().unwrap();
     assert!(!out.status.success());
