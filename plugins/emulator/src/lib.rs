@@ -1,15 +1,25 @@
 //! The reference game: an SPT-style backend written as an ordinary modhost mod.
 //!
 //! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
-//! This first cut answers the static tables by db reference (so they never cross into the guest) and
-//! the handshake routes; the profile and inventory flow come with the emulator issue.
+//! It answers the static tables by db reference (so they never cross into the guest), the client's
+//! boot sequence, and profile create / list / select (`profile.rs`). Inventory actions and trading are
+//! still to come.
+
+mod profile;
 
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
 
 fn router() -> Router {
     Router::new()
         .route("/client/game/version/validate", null_data)
+        .route("/client/game/config", game_config)
+        .route("/client/game/start", game_start)
         .route("/client/game/keepalive", keepalive)
+        .route("/client/game/profile/list", profile::list)
+        .route("/client/game/profile/create", profile::create)
+        .route("/client/game/profile/select", profile::select)
+        .route("/launcher/ping", launcher_ping)
+        .route("/launcher/profiles", profile::launcher_profiles)
         .route("/client/items", items)
         .route("/client/globals", globals)
         .route("/client/handbook/templates", handbook)
@@ -21,9 +31,38 @@ fn null_data(_: &Request) -> Result<Response> {
     Ok(envelope::null())
 }
 
+/// The backend's addresses, as the client will use them: this host.
+fn game_config(req: &Request) -> Result<Response> {
+    let host = format!("http://{}", req.header("host").unwrap_or("127.0.0.1:6969"));
+    let profile = profile::session_profile(req)?;
+    Ok(envelope::ok(&serde_json::json!({
+        "aid": profile,
+        "lang": "en",
+        "languages": {"en": "English"},
+        "ndaFree": false,
+        "taxonomy": 6,
+        "activeProfileId": profile,
+        "backend": {"Lobby": host, "Trading": host, "Messaging": host, "Main": host, "RagFair": host},
+        "useProtobuf": false,
+        "utc_time": now(),
+        "totalInGame": 0,
+    })))
+}
+
+fn game_start(_: &Request) -> Result<Response> {
+    Ok(envelope::ok(&serde_json::json!({"utc_time": now()})))
+}
+
+fn launcher_ping(_: &Request) -> Result<Response> {
+    Ok(Response::json(&serde_json::json!({"ok": true, "pong": true})))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
 fn keepalive(_: &Request) -> Result<Response> {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    Ok(envelope::ok(&serde_json::json!({"msg": "OK", "utc_time": now})))
+    Ok(envelope::ok(&serde_json::json!({"msg": "OK", "utc_time": now()})))
 }
 
 fn items(_: &Request) -> Result<Response> {

@@ -3,6 +3,7 @@
 
 mod boot;
 mod containment;
+mod emulator;
 mod front;
 mod hello;
 mod routing;
