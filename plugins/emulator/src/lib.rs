@@ -2,9 +2,10 @@
 //!
 //! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
 //! It answers the static tables by db reference (so they never cross into the guest), the client's
-//! boot sequence, and profile create / list / select (`profile.rs`). Inventory actions and trading are
-//! still to come.
+//! boot sequence, profile create / list / select (`profile.rs`), and the `Move` inventory action with
+//! full validation (`inventory.rs`). The other inventory actions and trading are still to come.
 
+mod inventory;
 mod profile;
 
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
@@ -18,6 +19,7 @@ fn router() -> Router {
         .route("/client/game/profile/list", profile::list)
         .route("/client/game/profile/create", profile::create)
         .route("/client/game/profile/select", profile::select)
+        .route("/client/game/profile/items/moving", inventory::moving)
         .route("/launcher/ping", launcher_ping)
         .route("/launcher/profiles", profile::launcher_profiles)
         .route("/client/items", items)

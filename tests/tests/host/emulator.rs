@@ -123,3 +123,76 @@ async fn concurrent_creates_of_one_nickname_on_different_sessions_let_exactly_on
     }
     assert_eq!(wins, 1);
 }
+
+/// Creates a profile on session `A` and answers (uid, stash id, roubles id, pockets id).
+async fn new_player(addr: SocketAddr) -> (String, String, String, String) {
+    let created =
+        post(addr, "/client/game/profile/create", A, serde_json::json!({"nickname": "Mover", "side": "Usec"})).await;
+    let uid = created["data"]["uid"].as_str().unwrap().to_owned();
+    let profile = post(addr, "/client/game/profile/list", A, serde_json::json!({})).await["data"][0].clone();
+    let items = profile["Inventory"]["items"].as_array().unwrap().clone();
+    let find = |tpl: &str| items.iter().find(|i| i["_tpl"] == tpl).unwrap()["_id"].as_str().unwrap().to_owned();
+    let stash = profile["Inventory"]["stash"].as_str().unwrap().to_owned();
+    (uid, stash, find("5449016a4bdc2d6f028b456f"), find("627a4e6b255f7527fb05a0f6"))
+}
+
+fn move_to(item: &str, parent: &str, container: &str, x: i64, y: i64) -> serde_json::Value {
+    serde_json::json!({"Action": "Move", "item": item, "to": {"id": parent, "container": container, "location": {"x": x, "y": y, "r": "Horizontal"}}})
+}
+
+async fn moving(addr: SocketAddr, actions: Vec<serde_json::Value>) -> serde_json::Value {
+    post(addr, "/client/game/profile/items/moving", A, serde_json::json!({"data": actions, "tm": 1})).await
+}
+
+async fn item(addr: SocketAddr, id: &str) -> serde_json::Value {
+    let profile = post(addr, "/client/game/profile/list", A, serde_json::json!({})).await["data"][0].clone();
+    profile["Inventory"]["items"].as_array().unwrap().iter().find(|i| i["_id"] == id).unwrap().clone()
+}
+
+#[tokio::test]
+async fn every_move_rule_refuses_with_a_warning_and_changes_nothing() {
+    let server = emulator().await;
+    let addr = server.addr;
+    let (_uid, stash, roubles, pockets) = new_player(addr).await;
+    let before = item(addr, &roubles).await;
+    let equipment = item(addr, &pockets).await["parentId"].as_str().unwrap().to_owned();
+    let refused = [
+        ("into itself", move_to(&roubles, &roubles, "main", 0, 0)),
+        ("unknown parent", move_to(&roubles, "ffffffffffffffffffffffff", "hideout", 0, 0)),
+        ("out of the grid (x)", move_to(&roubles, &stash, "hideout", 10, 0)),
+        ("out of the grid (y)", move_to(&roubles, &stash, "hideout", 0, 68)),
+        ("negative", move_to(&roubles, &stash, "hideout", -1, 0)),
+        ("a root container", move_to(&stash, &equipment, "main", 0, 0)),
+        ("not in this profile", move_to("eeeeeeeeeeeeeeeeeeeeeeee", &stash, "hideout", 1, 1)),
+        ("overlapping", move_to(&pockets, &stash, "hideout", 0, 0)),
+    ];
+    for (what, action) in refused {
+        let answer = moving(addr, vec![action]).await;
+        assert_eq!(answer["err"], 0, "{what}: {answer}");
+        let warnings = answer["data"]["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{what}: {answer}");
+        assert!(!warnings[0]["errmsg"].as_str().unwrap().is_empty());
+        assert_eq!(item(addr, &roubles).await, before, "{what} changed the roubles");
+    }
+    assert_eq!(item(addr, &pockets).await["parentId"], equipment.as_str(), "the refused overlap moved the pockets");
+}
+
+#[tokio::test]
+async fn a_valid_move_is_answered_and_survives_a_restart() {
+    let server = emulator().await;
+    let addr = server.addr;
+    let (uid, stash, roubles, pockets) = new_player(addr).await;
+    let answer =
+        moving(addr, vec![move_to(&roubles, &stash, "hideout", 9, 67), move_to(&pockets, &stash, "hideout", 0, 0)])
+            .await;
+    assert_eq!(answer["data"]["warnings"], serde_json::json!([]), "{answer}");
+    let changed = &answer["data"]["profileChanges"][&uid]["items"]["change"];
+    assert_eq!(changed.as_array().unwrap().len(), 2, "{answer}");
+    assert_eq!(changed[0]["location"], serde_json::json!({"x": 9, "y": 67, "r": "Horizontal"}));
+    let again = server.restart_builder();
+    server.stop().await.unwrap();
+    let server = again.start().await.unwrap();
+    let moved = item(server.addr, &roubles).await;
+    assert_eq!(moved["location"], serde_json::json!({"x": 9, "y": 67, "r": "Horizontal"}));
+    assert_eq!(moved["upd"]["StackObjectsCount"], 500000, "money is conserved");
+}
