@@ -76,6 +76,7 @@ fn item(n: u64) -> Value {
             "RagFairCommissionModifier": 1,
             "IsAlwaysAvailableForInsurance": false,
             "DiscardLimit": -1,
+            "Foldable": n % 7 == 0,
             "MaxResource": 0,
             "Resource": 0,
             "DogTagQualities": false,
@@ -124,6 +125,15 @@ pub fn database(items: u64) -> Value {
     );
     let mut handbook = vec![json!({"Id": RIFLE, "ParentId": "5b5f78dc86f77409407a7f8e", "Price": 22000})];
     let mut locale = serde_json::Map::new();
+    for (id, name, short, description) in [
+        (ROUBLES, "Roubles", "RUB", "Russian rouble."),
+        (RIFLE, "AK-74 5.45x39 assault rifle", "AK-74", "The rifle every trader test buys."),
+        (STASH, "Stash", "Stash", "Where a player keeps what they own."),
+    ] {
+        locale.insert(format!("{id} Name"), name.into());
+        locale.insert(format!("{id} ShortName"), short.into());
+        locale.insert(format!("{id} Description"), description.into());
+    }
     for n in 0..items {
         let id = hex_id(n);
         templates.insert(id.clone(), item(n));

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 /// The small database written to an empty root so `modhost serve` works out of the box.
-const DEFAULT_DB: &str = include_str!("../assets/default-db.json");
+/// Templates in the database a new root starts with: the generator's shape at a size that boots at
+/// once (about 0.2 MB). A player's real database replaces `<root>/db.json`.
+const DEFAULT_DB_ITEMS: u64 = 100;
 
 /// What every request needs. Shared by all connections.
 #[derive(Debug)]
@@ -188,7 +190,12 @@ impl Server {
 fn load_db(root: &Path) -> anyhow::Result<Db> {
     let path = root.join("db.json");
     if !path.exists() {
-        std::fs::write(&path, DEFAULT_DB).with_context(|| format!("writing the default {}", path.display()))?;
+        // Written aside and renamed, so a crash here never leaves a half database to fail the next boot.
+        let text = serde_json::to_vec(&crate::gamedb::database(DEFAULT_DB_ITEMS))?;
+        let aside = root.join("db.json.new");
+        std::fs::write(&aside, text)
+            .and_then(|()| std::fs::rename(&aside, &path))
+            .with_context(|| format!("writing the default {}", path.display()))?;
         tracing::info!("wrote a default database to {}", path.display());
     }
     Ok(Db::load(&path)?)

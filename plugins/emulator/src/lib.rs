@@ -2,11 +2,15 @@
 //!
 //! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
 //! It answers the static tables by db reference (so they never cross into the guest), the client's
-//! boot sequence, profile create / list / select (`profile.rs`), and the `Move` inventory action with
-//! full validation (`inventory.rs`). The other inventory actions and trading are still to come.
+//! boot sequence, profile create / list / select (`profile.rs`), and `items/moving` (`moving.rs`):
+//! inventory actions (`actions.rs`) and buying from traders (`trading.rs`) over a shared inventory
+//! model (`inventory.rs`), each validated whole before it changes anything.
 
+mod actions;
 mod inventory;
+mod moving;
 mod profile;
+mod trading;
 
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
 
@@ -19,7 +23,7 @@ fn router() -> Router {
         .route("/client/game/profile/list", profile::list)
         .route("/client/game/profile/create", profile::create)
         .route("/client/game/profile/select", profile::select)
-        .route("/client/game/profile/items/moving", inventory::moving)
+        .route("/client/game/profile/items/moving", moving::moving)
         .route("/launcher/ping", launcher_ping)
         .route("/launcher/profiles", profile::launcher_profiles)
         .route("/client/items", items)

@@ -29,7 +29,13 @@ pub(crate) fn new_id() -> String {
     format!("{a:016x}{:08x}", b >> 32)
 }
 
-fn now() -> u64 {
+/// Is `id` 24 hex digits, the shape of every id the client makes?
+pub(crate) fn is_id(id: &str) -> bool {
+    id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
@@ -136,8 +142,7 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
         return Ok(envelope::error(1, "selecting a profile needs a session"));
     };
     let body: Select = req.json().map_err(|e| Error::Invalid(format!("profile/select: {e}")))?;
-    let valid = body.uid.len() == 24 && body.uid.bytes().all(|b| b.is_ascii_hexdigit());
-    if !valid || load(&body.uid)?.is_none() {
+    if !is_id(&body.uid) || load(&body.uid)?.is_none() {
         return Ok(envelope::error(1, "no such profile"));
     }
     bind(session, &body.uid)?;

@@ -1,18 +1,18 @@
-//! The built-in emulator as the game client sees it: the boot sequence, and profile create, list,
-//! select, over zlib on real sockets.
+//! The built-in emulator as the game client sees it: the boot sequence, profile create, list, select,
+//! and the Move rules, over zlib on real sockets. The helpers here ([`Player`]) serve `inventory.rs`.
 
 use modhost_tests::TestServer;
 use modhost_tests::client::{Call, send};
 use std::net::SocketAddr;
 
-const A: &str = "a0a0a0a0a0a0a0a0a0a0a0a0";
-const B: &str = "b0b0b0b0b0b0b0b0b0b0b0b0";
+pub(crate) const A: &str = "a0a0a0a0a0a0a0a0a0a0a0a0";
+pub(crate) const B: &str = "b0b0b0b0b0b0b0b0b0b0b0b0";
 
-async fn emulator() -> TestServer {
+pub(crate) async fn emulator() -> TestServer {
     TestServer::builder().config(|c| c.builtin_mods = true).start().await.unwrap()
 }
 
-async fn post(addr: SocketAddr, path: &str, session: &str, body: serde_json::Value) -> serde_json::Value {
+pub(crate) async fn post(addr: SocketAddr, path: &str, session: &str, body: serde_json::Value) -> serde_json::Value {
     let reply = send(addr, &Call::post(path, body.to_string().as_bytes()).session(session)).await.unwrap();
     assert_eq!(reply.status, 200, "{path}: {}", reply.text());
     reply.json()
@@ -124,75 +124,129 @@ async fn concurrent_creates_of_one_nickname_on_different_sessions_let_exactly_on
     assert_eq!(wins, 1);
 }
 
-/// Creates a profile on session `A` and answers (uid, stash id, roubles id, pockets id).
-async fn new_player(addr: SocketAddr) -> (String, String, String, String) {
-    let created =
-        post(addr, "/client/game/profile/create", A, serde_json::json!({"nickname": "Mover", "side": "Usec"})).await;
-    let uid = created["data"]["uid"].as_str().unwrap().to_owned();
-    let profile = post(addr, "/client/game/profile/list", A, serde_json::json!({})).await["data"][0].clone();
-    let items = profile["Inventory"]["items"].as_array().unwrap().clone();
-    let find = |tpl: &str| items.iter().find(|i| i["_tpl"] == tpl).unwrap()["_id"].as_str().unwrap().to_owned();
-    let stash = profile["Inventory"]["stash"].as_str().unwrap().to_owned();
-    (uid, stash, find("5449016a4bdc2d6f028b456f"), find("627a4e6b255f7527fb05a0f6"))
+/// A player: a session bound to a new profile, and the ids of its fallback inventory.
+pub(crate) struct Player {
+    pub(crate) addr: SocketAddr,
+    pub(crate) session: String,
+    pub(crate) uid: String,
+    pub(crate) stash: String,
+    pub(crate) roubles: String,
+    pub(crate) pockets: String,
 }
 
-fn move_to(item: &str, parent: &str, container: &str, x: i64, y: i64) -> serde_json::Value {
+impl Player {
+    /// Creates a profile named `nickname` on `session`.
+    pub(crate) async fn new(addr: SocketAddr, session: &str, nickname: &str) -> Player {
+        let created = post(
+            addr,
+            "/client/game/profile/create",
+            session,
+            serde_json::json!({"nickname": nickname, "side": "Usec"}),
+        )
+        .await;
+        let uid = created["data"]["uid"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+        let mut player = Player {
+            addr,
+            session: session.to_owned(),
+            uid,
+            stash: String::new(),
+            roubles: String::new(),
+            pockets: String::new(),
+        };
+        let profile = player.profile().await;
+        player.stash = profile["Inventory"]["stash"].as_str().unwrap().to_owned();
+        player.roubles = player.of(ROUBLES).await[0]["_id"].as_str().unwrap().to_owned();
+        player.pockets = player.of("627a4e6b255f7527fb05a0f6").await[0]["_id"].as_str().unwrap().to_owned();
+        player
+    }
+
+    /// The profile as `profile/list` answers it.
+    pub(crate) async fn profile(&self) -> serde_json::Value {
+        post(self.addr, "/client/game/profile/list", &self.session, serde_json::json!({})).await["data"][0].clone()
+    }
+
+    /// The profile's items.
+    pub(crate) async fn items(&self) -> Vec<serde_json::Value> {
+        self.profile().await["Inventory"]["items"].as_array().unwrap().clone()
+    }
+
+    /// The item `id`, or `Null` when the profile has none.
+    pub(crate) async fn item(&self, id: &str) -> serde_json::Value {
+        self.items().await.into_iter().find(|i| i["_id"] == id).unwrap_or_default()
+    }
+
+    /// The items of template `tpl`.
+    pub(crate) async fn of(&self, tpl: &str) -> Vec<serde_json::Value> {
+        self.items().await.into_iter().filter(|i| i["_tpl"] == tpl).collect()
+    }
+
+    /// Units of `tpl` the profile holds, over all stacks.
+    pub(crate) async fn units(&self, tpl: &str) -> u64 {
+        self.of(tpl).await.iter().map(|i| i["upd"]["StackObjectsCount"].as_u64().unwrap_or(1)).sum()
+    }
+
+    /// Sends one `items/moving` batch.
+    pub(crate) async fn moving(&self, actions: Vec<serde_json::Value>) -> serde_json::Value {
+        let body = serde_json::json!({"data": actions, "tm": 1});
+        post(self.addr, "/client/game/profile/items/moving", &self.session, body).await
+    }
+
+    /// Sends one action and answers its warning's reason (`None` when it applied).
+    pub(crate) async fn act(&self, action: serde_json::Value) -> Option<String> {
+        let answer = self.moving(vec![action]).await;
+        assert_eq!(answer["err"], 0, "{answer}");
+        answer["data"]["warnings"].as_array().unwrap().first().map(|w| w["errmsg"].as_str().unwrap().to_owned())
+    }
+}
+
+pub(crate) const ROUBLES: &str = "5449016a4bdc2d6f028b456f";
+
+pub(crate) fn move_to(item: &str, parent: &str, container: &str, x: i64, y: i64) -> serde_json::Value {
     serde_json::json!({"Action": "Move", "item": item, "to": {"id": parent, "container": container, "location": {"x": x, "y": y, "r": "Horizontal"}}})
-}
-
-async fn moving(addr: SocketAddr, actions: Vec<serde_json::Value>) -> serde_json::Value {
-    post(addr, "/client/game/profile/items/moving", A, serde_json::json!({"data": actions, "tm": 1})).await
-}
-
-async fn item(addr: SocketAddr, id: &str) -> serde_json::Value {
-    let profile = post(addr, "/client/game/profile/list", A, serde_json::json!({})).await["data"][0].clone();
-    profile["Inventory"]["items"].as_array().unwrap().iter().find(|i| i["_id"] == id).unwrap().clone()
 }
 
 #[tokio::test]
 async fn every_move_rule_refuses_with_a_warning_and_changes_nothing() {
     let server = emulator().await;
-    let addr = server.addr;
-    let (_uid, stash, roubles, pockets) = new_player(addr).await;
-    let before = item(addr, &roubles).await;
-    let equipment = item(addr, &pockets).await["parentId"].as_str().unwrap().to_owned();
+    let p = Player::new(server.addr, A, "Mover").await;
+    let (stash, roubles, pockets) = (p.stash.as_str(), p.roubles.as_str(), p.pockets.as_str());
+    let before = p.item(roubles).await;
+    let equipment = p.item(pockets).await["parentId"].as_str().unwrap().to_owned();
     let refused = [
-        ("into itself", move_to(&roubles, &roubles, "main", 0, 0)),
-        ("unknown parent", move_to(&roubles, "ffffffffffffffffffffffff", "hideout", 0, 0)),
-        ("out of the grid (x)", move_to(&roubles, &stash, "hideout", 10, 0)),
-        ("out of the grid (y)", move_to(&roubles, &stash, "hideout", 0, 68)),
-        ("negative", move_to(&roubles, &stash, "hideout", -1, 0)),
-        ("a root container", move_to(&stash, &equipment, "main", 0, 0)),
-        ("not in this profile", move_to("eeeeeeeeeeeeeeeeeeeeeeee", &stash, "hideout", 1, 1)),
-        ("overlapping", move_to(&pockets, &stash, "hideout", 0, 0)),
+        ("into itself", move_to(roubles, roubles, "main", 0, 0)),
+        ("into its own child", move_to(&equipment, pockets, "main", 0, 0)),
+        ("unknown parent", move_to(roubles, "ffffffffffffffffffffffff", "hideout", 0, 0)),
+        ("out of the grid (x)", move_to(roubles, stash, "hideout", 10, 0)),
+        ("out of the grid (y)", move_to(roubles, stash, "hideout", 0, 68)),
+        ("negative", move_to(roubles, stash, "hideout", -1, 0)),
+        ("a root container", move_to(stash, &equipment, "main", 0, 0)),
+        ("not in this profile", move_to("eeeeeeeeeeeeeeeeeeeeeeee", stash, "hideout", 1, 1)),
+        ("overlapping", move_to(pockets, stash, "hideout", 0, 0)),
     ];
     for (what, action) in refused {
-        let answer = moving(addr, vec![action]).await;
-        assert_eq!(answer["err"], 0, "{what}: {answer}");
-        let warnings = answer["data"]["warnings"].as_array().unwrap();
-        assert_eq!(warnings.len(), 1, "{what}: {answer}");
-        assert!(!warnings[0]["errmsg"].as_str().unwrap().is_empty());
-        assert_eq!(item(addr, &roubles).await, before, "{what} changed the roubles");
+        let reason = p.act(action).await;
+        assert!(reason.is_some_and(|r| !r.is_empty()), "{what} was not refused");
+        assert_eq!(p.item(roubles).await, before, "{what} changed the roubles");
     }
-    assert_eq!(item(addr, &pockets).await["parentId"], equipment.as_str(), "the refused overlap moved the pockets");
+    assert_eq!(p.item(pockets).await["parentId"], equipment.as_str(), "a refused move moved the pockets");
 }
 
 #[tokio::test]
 async fn a_valid_move_is_answered_and_survives_a_restart() {
     let server = emulator().await;
-    let addr = server.addr;
-    let (uid, stash, roubles, pockets) = new_player(addr).await;
-    let answer =
-        moving(addr, vec![move_to(&roubles, &stash, "hideout", 9, 67), move_to(&pockets, &stash, "hideout", 0, 0)])
-            .await;
+    let p = Player::new(server.addr, A, "Mover").await;
+    let answer = p
+        .moving(vec![move_to(&p.roubles, &p.stash, "hideout", 9, 67), move_to(&p.pockets, &p.stash, "hideout", 0, 0)])
+        .await;
     assert_eq!(answer["data"]["warnings"], serde_json::json!([]), "{answer}");
-    let changed = &answer["data"]["profileChanges"][&uid]["items"]["change"];
+    let changed = &answer["data"]["profileChanges"][&p.uid]["items"]["change"];
     assert_eq!(changed.as_array().unwrap().len(), 2, "{answer}");
     assert_eq!(changed[0]["location"], serde_json::json!({"x": 9, "y": 67, "r": "Horizontal"}));
     let again = server.restart_builder();
     server.stop().await.unwrap();
     let server = again.start().await.unwrap();
-    let moved = item(server.addr, &roubles).await;
+    let p = Player { addr: server.addr, ..p };
+    let moved = p.item(&p.roubles).await;
     assert_eq!(moved["location"], serde_json::json!({"x": 9, "y": 67, "r": "Horizontal"}));
     assert_eq!(moved["upd"]["StackObjectsCount"], 500000, "money is conserved");
 }

@@ -6,6 +6,7 @@ mod containment;
 mod emulator;
 mod front;
 mod hello;
+mod inventory;
 mod routing;
 mod sessions;
 mod store;

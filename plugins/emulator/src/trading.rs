@@ -1,0 +1,212 @@
+//! `TradingConfirm`: buying from a trader.
+//!
+//! A purchase is checked whole before anything changes: the offer exists in `traders.<tid>.assort`,
+//! the player's loyalty level reaches the offer's, the trader has the stock, every stack named as
+//! payment exists and holds what it is said to hold, the payment covers the barter scheme times the
+//! count for each template, and the goods fit the stash. Only then is the payment taken and the goods
+//! given; otherwise the reason is the player's warning and nothing changed.
+//!
+//! Stock is counted per profile in `TraderPurchases.<tid>.<offer>.count`: each player runs their own
+//! server and has their own traders, and counting in the profile makes the purchase and the stock
+//! change one atomic write.
+
+use crate::inventory::{Changes, Grid, Templates, count, find, is_root, items, items_mut, set_count, subtree, tpl};
+use crate::profile::{self, ROUBLES};
+use modhost_sdk::db;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Money templates (roubles, dollars, euros): what a trader's `salesSum` counts.
+const MONEY: [&str; 3] = [ROUBLES, "5696686a4bdc2da3298b456a", "569668774bdc2da2298b4568"];
+
+/// `TradingConfirm {type, …}`.
+pub(crate) fn confirm(
+    profile: &mut Value,
+    action: &Value,
+    templates: &mut Templates,
+    changes: &mut Changes,
+) -> Result<(), String> {
+    match action["type"].as_str() {
+        Some("buy_from_trader") => buy(profile, action, templates, changes),
+        Some(other) => Err(format!("trading `{other}` is not supported yet")),
+        None => Err("TradingConfirm has no `type`".to_owned()),
+    }
+}
+
+/// `v[key]`, made `{}` when absent. The caller has checked it is an object or absent: indexing into
+/// anything else would panic.
+fn object<'a>(v: &'a mut Value, key: &str) -> &'a mut Value {
+    if v[key].is_null() {
+        v[key] = json!({});
+    }
+    &mut v[key]
+}
+
+/// What the trader asks: units per template, for `count` of the offer.
+fn price(tid: &str, offer: &str, scheme: u64, count: u64) -> Result<BTreeMap<String, u64>, String> {
+    let schemes: Vec<Vec<Value>> = db::get(&db::path(&["traders", tid, "assort", "barter_scheme", offer]))
+        .map_err(|_| format!("offer {offer} has no price"))?;
+    let arm = schemes.get(scheme as usize).or(schemes.first()).ok_or_else(|| format!("offer {offer} has no price"))?;
+    let mut price = BTreeMap::new();
+    for part in arm {
+        let tpl = part["_tpl"].as_str().ok_or_else(|| format!("offer {offer}'s price names no template"))?;
+        let each =
+            part["count"].as_f64().filter(|c| c.is_finite() && *c >= 0.0).ok_or("a price count is not a number")?;
+        let total = (each * count as f64).ceil();
+        if total >= u64::MAX as f64 {
+            return Err("the price is too large".to_owned());
+        }
+        *price.entry(tpl.to_owned()).or_insert(0u64) += total as u64;
+    }
+    Ok(price)
+}
+
+/// `buy_from_trader {tid, item_id, count, scheme_id, scheme_items: [{id, count}]}`.
+fn buy(profile: &mut Value, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Result<(), String> {
+    let tid = action["tid"].as_str().ok_or("the purchase names no trader `tid`")?;
+    let offer_id = action["item_id"].as_str().ok_or("the purchase names no offer `item_id`")?;
+    let wanted = action["count"].as_u64().filter(|n| *n >= 1).ok_or("`count` must be a whole number of at least 1")?;
+
+    // The offer, with the parts it comes with (a weapon's mods), and its loyalty gate.
+    let assort: Vec<Value> = db::get(&db::path(&["traders", tid, "assort", "items"]))
+        .map_err(|_| format!("trader {tid} does not exist or sells nothing"))?;
+    let Some(at) = assort.iter().position(|o| o["_id"] == offer_id && o["parentId"] == "hideout") else {
+        return Err(format!("trader {tid} has no offer {offer_id}"));
+    };
+    let offer = &assort[at];
+    let parts: Vec<&Value> = subtree(&assort, at).into_iter().skip(1).map(|i| &assort[i]).collect();
+    let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", offer_id])).unwrap_or(1);
+    let level = profile["TradersInfo"][tid]["loyaltyLevel"].as_u64().unwrap_or(1);
+    if level < needed {
+        return Err(format!(
+            "offer {offer_id} needs loyalty level {needed} with trader {tid}; this player has {level}"
+        ));
+    }
+    let bought = profile["TraderPurchases"][tid][offer_id]["count"].as_u64().unwrap_or(0);
+    if offer["upd"]["UnlimitedCount"] != true
+        && let Some(stock) = offer["upd"]["StackObjectsCount"].as_u64()
+        && wanted > stock.saturating_sub(bought)
+    {
+        return Err(format!("trader {tid} has {} of offer {offer_id} left", stock.saturating_sub(bought)));
+    }
+    let price = price(tid, offer_id, action["scheme_id"].as_u64().unwrap_or(0), wanted)?;
+
+    // Every named payment stack is checked before anything is taken.
+    let all = items(profile);
+    let mut payment: Vec<(usize, u64)> = Vec::new();
+    let mut offered: BTreeMap<&str, u64> = BTreeMap::new();
+    for named in action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
+        let amount = named["count"].as_u64().filter(|n| *n >= 1).ok_or("a payment's `count` must be at least 1")?;
+        let at = find(all, id).ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
+        if is_root(profile, id) || payment.iter().any(|(p, _)| *p == at) {
+            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)"));
+        }
+        if count(&all[at]) < amount {
+            return Err(format!("payment stack {id} holds {}, not {amount}", count(&all[at])));
+        }
+        if !price.contains_key(tpl(&all[at])) {
+            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&all[at])));
+        }
+        *offered.entry(tpl(&all[at])).or_insert(0) += amount;
+        payment.push((at, amount));
+    }
+    for (tpl, cost) in &price {
+        let have = offered.get(tpl.as_str()).copied().unwrap_or(0);
+        if have < *cost {
+            return Err(format!("the price is {cost} of {tpl}; the payment names {have}"));
+        }
+    }
+
+    // Where the goods go, planned before anything changes: loose stash stacks of the same template are
+    // topped up first, then new stacks go first-fit into the stash grid. No room: nothing is bought.
+    let stash = profile["Inventory"]["stash"].as_str().ok_or("the profile has no stash")?.to_owned();
+    let goods = tpl(offer).to_owned();
+    let max = if parts.is_empty() { templates.stack_max(&goods) } else { Some(1) };
+    let mut left = wanted;
+    let mut top_ups: Vec<(usize, u64)> = Vec::new();
+    for (i, item) in all.iter().enumerate() {
+        let loose = item["parentId"] == stash.as_str() && item["slotId"] == "hideout";
+        if left == 0 || !loose || tpl(item) != goods || !parts.is_empty() || payment.iter().any(|(p, _)| *p == i) {
+            continue;
+        }
+        let add = max.map_or(left, |m| m.saturating_sub(count(item))).min(left);
+        if add > 0 {
+            top_ups.push((i, add));
+            left -= add;
+        }
+    }
+    let mut grid = Grid::of(all, templates, &stash, "hideout").ok_or("the stash has no grid")?;
+    let (w, h) = templates.footprint(&goods, false);
+    let mut stacks: Vec<(Value, u64)> = Vec::new();
+    while left > 0 {
+        // Each new stack takes at least one cell, so this ends within the grid's size.
+        let units = max.map_or(left, |m| m.min(left));
+        let place = grid.place(w, h).ok_or_else(|| format!("no room in the stash for {wanted} of {goods}"))?;
+        stacks.push((place, units));
+        left -= units;
+    }
+
+    for record in ["TradersInfo", "TraderPurchases"] {
+        let (outer, inner) = (&profile[record], &profile[record][tid]);
+        if !(outer.is_null() || outer.is_object()) || !(inner.is_null() || inner.is_object()) {
+            return Err(format!("the profile's `{record}` is malformed"));
+        }
+    }
+
+    // Checked: take the payment, then give the goods. Nothing below can fail.
+    let list = items_mut(profile)?;
+    let mut due = price.clone();
+    let mut emptied = Vec::new();
+    for &(at, amount) in &payment {
+        let Some(owed) = due.get_mut(tpl(&list[at])) else { continue };
+        let take = amount.min(*owed);
+        *owed -= take;
+        let rest = count(&list[at]) - take;
+        if take == 0 {
+            continue;
+        }
+        set_count(&mut list[at], rest);
+        let id = list[at]["_id"].as_str().unwrap_or_default().to_owned();
+        if rest == 0 { emptied.push(id) } else { changes.changed(&id) }
+    }
+    for (at, add) in top_ups {
+        let total = count(&list[at]) + add;
+        set_count(&mut list[at], total);
+        changes.changed(list[at]["_id"].as_str().unwrap_or_default());
+    }
+    list.retain(|i| !emptied.iter().any(|id| i["_id"] == id.as_str()));
+    for id in &emptied {
+        changes.removed(id);
+    }
+    for (place, units) in stacks {
+        let id = profile::new_id();
+        let mut ids = BTreeMap::from([(offer_id.to_owned(), id.clone())]);
+        list.push(json!({
+            "_id": id, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place,
+            "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
+        }));
+        changes.created(&id);
+        // The parts come with fresh ids, under their copied parents (the subtree lists parents first).
+        for part in &parts {
+            let (Some(old), Some(parent)) = (part["_id"].as_str(), part["parentId"].as_str().and_then(|p| ids.get(p)))
+            else {
+                continue;
+            };
+            let mut copy = (*part).clone();
+            let fresh = profile::new_id();
+            copy["_id"] = json!(fresh);
+            copy["parentId"] = json!(parent);
+            list.push(copy);
+            changes.created(&fresh);
+            ids.insert(old.to_owned(), fresh);
+        }
+    }
+
+    let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
+    let info = object(object(profile, "TradersInfo"), tid);
+    info["salesSum"] = json!(info["salesSum"].as_u64().unwrap_or(0).saturating_add(paid));
+    let purchases = object(object(profile, "TraderPurchases"), tid);
+    purchases[offer_id] = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": profile::now() });
+    Ok(())
+}
