@@ -20,6 +20,8 @@ pub struct Config {
     pub strict: bool,
     /// How long a request that arrives while the mods load waits before it is answered 503.
     pub boot_wait: Duration,
+    /// Time every request's phases and write the table to `<root>/perf.txt` each second (`--perf`).
+    pub perf: bool,
     /// Whether to load the mods embedded in the binary (tests turn this off to load only fixtures).
     pub builtin_mods: bool,
     /// Limits on every mod call.
@@ -111,6 +113,7 @@ impl Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 6969)),
             root: root.into(),
             store_durable: false,
+            perf: false,
             session_lock_timeout: Duration::from_secs(10),
             strict: false,
             boot_wait: Duration::from_secs(30),

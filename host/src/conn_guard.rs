@@ -9,11 +9,15 @@
 //!
 //! The phase (idle / in a head / busy) is set by the reads seen here and by the request handler
 //! ([`ConnPhase::busy`], [`ConnPhase::idle`]); the body deadline is the handler's (it answers 408 itself).
+//!
+//! With `--perf`, the stream also times what only it sees: a head from its first byte, and an answer
+//! until its last byte is written (reported when the next request starts or the connection ends).
 
+use crate::perf::{Perf, Phase};
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -37,17 +41,67 @@ pub struct Deadlines {
 
 /// Where a connection is, shared between the stream and the request handler.
 #[derive(Debug, Default)]
-pub struct ConnPhase(AtomicU8);
+pub struct ConnPhase {
+    state: AtomicU8,
+    /// `--perf` only: when the current head's first byte arrived (ns since [`anchor`], 0 = unknown),
+    /// and the route of the last answer with when it was ready, until its last byte is written.
+    perf: Option<Arc<Perf>>,
+    head_started: AtomicU64,
+    answered: Mutex<Option<(String, std::time::Instant)>>,
+}
+
+/// A fixed instant to express others as numbers, so an atomic can hold them.
+fn anchor() -> std::time::Instant {
+    static ANCHOR: OnceLock<std::time::Instant> = OnceLock::new();
+    *ANCHOR.get_or_init(std::time::Instant::now)
+}
 
 impl ConnPhase {
-    /// A request's head is complete: its handler runs.
-    pub fn busy(&self) {
-        self.0.store(BUSY, Ordering::Relaxed);
+    /// A connection's phase; with `perf`, its heads and answers are timed.
+    pub fn new(perf: Option<Arc<Perf>>) -> ConnPhase {
+        ConnPhase { perf, ..ConnPhase::default() }
+    }
+
+    /// A request's head is complete: its handler runs. Answers how long the head took to arrive
+    /// (with `--perf`, when its first byte was seen).
+    pub fn busy(&self) -> Option<std::time::Duration> {
+        self.state.store(BUSY, Ordering::Relaxed);
+        self.perf.as_ref()?;
+        let started = self.head_started.swap(0, Ordering::Relaxed).checked_sub(1)?;
+        let started = anchor() + std::time::Duration::from_nanos(started);
+        Some(std::time::Instant::now().saturating_duration_since(started))
     }
 
     /// The handler has answered: the next bytes start the next request.
     pub fn idle(&self) {
-        self.0.store(IDLE, Ordering::Relaxed);
+        self.state.store(IDLE, Ordering::Relaxed);
+    }
+
+    /// With `--perf`: the answer of `route` is ready; its sending is timed from now.
+    pub fn answered(&self, route: &str) {
+        if self.perf.is_some() {
+            *self.answered.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((route.to_owned(), std::time::Instant::now()));
+        }
+    }
+
+    fn head_started(&self, at: Instant) {
+        if self.perf.is_some() {
+            let nanos = at.into_std().saturating_duration_since(anchor()).as_nanos();
+            self.head_started.store(u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Reports the last answer's sending, which ended with the last write.
+    fn sent(&self, last_write: Option<Instant>) {
+        let Some(perf) = &self.perf else { return };
+        let answered = self.answered.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let (Some((route, ready)), Some(written)) = (answered, last_write) {
+            let written = written.into_std();
+            if written >= ready {
+                perf.record_late(&route, Phase::Send, written - ready);
+            }
+        }
     }
 }
 
@@ -95,17 +149,20 @@ impl AsyncRead for Guarded {
         let before = buf.filled().len();
         match Pin::new(&mut this.stream).poll_read(cx, buf) {
             Poll::Ready(result) => {
-                if buf.filled().len() > before && this.phase.0.load(Ordering::Relaxed) == IDLE {
+                if buf.filled().len() > before && this.phase.state.load(Ordering::Relaxed) == IDLE {
                     // The first byte of a request: its head has `head` from now.
-                    this.phase.0.store(HEAD, Ordering::Relaxed);
-                    this.read_timer.as_mut().reset(Instant::now() + this.deadlines.head);
+                    let now = Instant::now();
+                    this.phase.state.store(HEAD, Ordering::Relaxed);
+                    this.phase.sent(this.last_write);
+                    this.phase.head_started(now);
+                    this.read_timer.as_mut().reset(now + this.deadlines.head);
                     this.read_armed = Some(HEAD);
                 }
                 return Poll::Ready(result);
             }
             Poll::Pending => {}
         }
-        let phase = this.phase.0.load(Ordering::Relaxed);
+        let phase = this.phase.state.load(Ordering::Relaxed);
         let limit = match phase {
             IDLE => this.deadlines.idle,
             HEAD => this.deadlines.head,
@@ -162,6 +219,12 @@ impl Guarded {
                 Poll::Ready(Err(Guarded::expired("write")))
             }
         }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        self.phase.sent(self.last_write);
     }
 }
 

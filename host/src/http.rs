@@ -11,6 +11,7 @@
 //! reads slowly never holds up the next request of its session.
 
 use crate::body_cache::{Key, MIN_CACHED_BYTES, Part};
+use crate::perf::{Phase, Trace};
 use crate::plugin::{CallError, Chunk, Request as ModRequest, Response as ModResponse};
 use crate::server::App;
 use crate::session::{BadSessionId, SessionId};
@@ -28,7 +29,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -167,13 +168,14 @@ pub(crate) async fn serve(
         let app = app.clone();
         // Requests served on this connection: the last one allowed says `Connection: close`.
         let served = Arc::new(AtomicU32::new(0));
-        let phase = Arc::new(crate::conn_guard::ConnPhase::default());
+        let phase = Arc::new(crate::conn_guard::ConnPhase::new(app.perf.clone()));
         let stream = crate::conn_guard::Guarded::new(stream, phase.clone(), guard);
         let service = service_fn(move |request| {
             let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
             async move {
-                phase.busy();
-                let mut response = respond(&app, request).await;
+                let head = phase.busy();
+                let (mut response, route) = respond(&app, request, head).await;
+                phase.answered(&route);
                 phase.idle();
                 if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
                     // hyper closes after writing an answer that says so: the header never lies.
@@ -261,12 +263,47 @@ impl hyper::body::Body for PartsBody {
     }
 }
 
-async fn respond(app: &App, request: Request<Incoming>) -> Response<PartsBody> {
-    let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
-    let answer = match answer(app, request).await {
-        Ok(answer) | Err(answer) => answer,
+/// Answers one request, counts it in `/metrics` (and `--perf`, with the head's time `head`), and
+/// answers its route (`-` when none matched).
+async fn respond(app: &App, request: Request<Incoming>, head: Option<Duration>) -> (Response<PartsBody>, String) {
+    let started = Instant::now();
+    let mut trace = app.perf.as_ref().map(|_| Trace::default());
+    let mut served = Served::default();
+    let (answer, identity) = if request.uri().path() == METRICS_PATH {
+        served.route = Some(METRICS_PATH.to_owned());
+        (metrics(app), true)
+    } else {
+        let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
+        match answer(app, request, &mut served, trace.as_mut()).await {
+            Ok(answer) | Err(answer) => (answer, identity),
+        }
     };
-    finish(app, answer, identity).await
+    let status = answer.status.as_u16();
+    let deflate = trace.as_ref().map(|_| Instant::now());
+    let response = finish(app, answer, identity).await;
+    let elapsed = started.elapsed();
+    let route = served.route.unwrap_or_else(|| "-".to_owned());
+    app.metrics.observe(&route, served.module.as_deref().unwrap_or("-"), status, elapsed);
+    if let (Some(perf), Some(mut trace), Some(deflate)) = (&app.perf, trace, deflate) {
+        trace.since(Phase::Deflate, deflate);
+        if let Some(head) = head {
+            trace.add(Phase::Head, head);
+        }
+        trace.add(Phase::Total, elapsed + head.unwrap_or_default());
+        perf.record(&route, served.module.as_deref(), &trace);
+    }
+    (response, route)
+}
+
+/// The host's own path for the Prometheus exposition; no mod may claim it.
+pub(crate) const METRICS_PATH: &str = "/metrics";
+
+fn metrics(app: &App) -> Answer {
+    Answer {
+        status: StatusCode::OK,
+        headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
+        body: vec![Part::Literal(Bytes::from(app.metrics.render()))],
+    }
 }
 
 /// The session: `Cookie: PHPSESSID=<id>` first, else the `sessionid` header. A header that holds a
@@ -294,7 +331,26 @@ fn header_str<'a>(request: &'a Request<Incoming>, name: impl header::AsHeaderNam
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer> {
+/// What a request turned out to be, for `/metrics` and `--perf`: its route and the mod that ran.
+#[derive(Default)]
+struct Served {
+    route: Option<String>,
+    module: Option<String>,
+}
+
+async fn answer(
+    app: &App,
+    request: Request<Incoming>,
+    served: &mut Served,
+    mut trace: Option<&mut Trace>,
+) -> Result<Answer, Answer> {
+    // `--perf` only: the current phase's start; without it no clock is read.
+    let mut clock = trace.as_ref().map(|_| Instant::now());
+    fn lap(trace: &mut Option<&mut Trace>, clock: &mut Option<Instant>, phase: Phase) {
+        if let (Some(trace), Some(start)) = (trace.as_deref_mut(), clock.as_mut()) {
+            *start = trace.since(phase, *start);
+        }
+    }
     let url =
         request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
 
@@ -311,6 +367,8 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
     let found =
         app.routes.find(&url).ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
     let (route, module) = (found.route.to_owned(), found.value.clone());
+    served.route = Some(route.clone());
+    lap(&mut trace, &mut clock, Phase::Route);
 
     let limit = app.config.limits.body_bytes;
     let too_large =
@@ -366,6 +424,8 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         }
     };
 
+    lap(&mut trace, &mut clock, Phase::Inflate);
+
     let headers = parts
         .headers
         .iter()
@@ -386,11 +446,18 @@ async fn answer(app: &App, request: Request<Incoming>) -> Result<Answer, Answer>
         })?),
         None => None,
     };
-    let result = module.handle(mod_request).await;
+    lap(&mut trace, &mut clock, Phase::LockWait);
+    served.module = Some(module.id().to_owned());
+    let result = module.handle(mod_request, trace.as_deref_mut()).await;
     drop(guard);
+    if let Some(start) = clock.as_mut() {
+        *start = Instant::now();
+    }
 
     let response = result.map_err(|e| mod_failed(module.id(), &e))?;
-    assemble(app, module.id(), response)
+    let answer = assemble(app, module.id(), response);
+    lap(&mut trace, &mut clock, Phase::Assemble);
+    answer
 }
 
 fn mod_failed(id: &str, error: &CallError) -> Answer {

@@ -9,6 +9,8 @@
 //! - [`wire`]: the SPT wire rules as pure functions (zlib both ways, session sources, identity).
 //! - [`session`]: session ids and the per-session lock.
 //! - [`router`]: the route table (exact beats prefix, longest prefix wins).
+//! - [`perf`]: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
+//! - [`metrics`]: `/metrics`, per-route counters and latency histograms (Prometheus text format).
 //! - [`gamedb`]: a deterministic generator of SPT-shaped databases (`modhost gen-db`).
 //! - [`db`]: the game database engine (no wasmtime, no hyper).
 //! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
@@ -24,7 +26,9 @@ pub mod conn_guard;
 pub mod db;
 pub mod gamedb;
 mod http;
+pub mod metrics;
 pub mod mods;
+pub mod perf;
 pub mod plugin;
 pub mod router;
 pub mod server;

@@ -47,6 +47,10 @@ struct ServeArgs {
     /// Refuse to start when any mod fails to load (by default the server starts without it).
     #[arg(long)]
     strict: bool,
+    /// Time each request's phases (head, lock wait, guest, each host call, deflate, send…) per endpoint
+    /// and per mod; the table is written to <root>/perf.txt every second.
+    #[arg(long)]
+    perf: bool,
     /// How long one request may run inside a mod, in milliseconds, before it is stopped (500).
     #[arg(long, default_value_t = 5000)]
     call_timeout_ms: u64,
@@ -67,6 +71,7 @@ impl ServeArgs {
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         config.store_durable = self.store_durable;
         config.strict = self.strict;
+        config.perf = self.perf;
         config.limits.call_deadline = Duration::from_millis(self.call_timeout_ms);
         config.limits.memory_bytes = self.mod_memory_mib << 20;
         config.limits.max_instances = self.max_instances;

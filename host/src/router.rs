@@ -28,6 +28,9 @@ pub enum RouteError {
     /// The route does not start with `/` or holds a query.
     #[error("route `{route}` of `{owner}` is malformed: it must start with `/` and hold no `?`")]
     Malformed { route: String, owner: String },
+    /// The route is under a path the host answers itself.
+    #[error("route `{route}` of `{owner}` is reserved: the host answers /metrics and /modhost/ itself")]
+    Reserved { route: String, owner: String },
 }
 
 /// The result of a lookup.
@@ -85,6 +88,10 @@ impl<T> RouteTable<T> {
     }
 }
 
+/// Paths the host answers itself (`/metrics`, and `/modhost/` for its own pages): no route may start
+/// with one.
+pub const RESERVED: [&str; 2] = ["/metrics", "/modhost"];
+
 /// The most routes one mod may claim: enough for any game, few enough that checking them is instant.
 pub const MAX_ROUTES_PER_OWNER: usize = 4096;
 
@@ -124,6 +131,9 @@ impl<T: Clone> RouteTableBuilder<T> {
         for (route, kind) in routes {
             if !route.starts_with('/') || route.contains('?') {
                 return Err(RouteError::Malformed { route: route.clone(), owner: owner.to_owned() });
+            }
+            if RESERVED.iter().any(|r| route.starts_with(r)) {
+                return Err(RouteError::Reserved { route: route.clone(), owner: owner.to_owned() });
             }
             let table = match kind {
                 MatchKind::Exact => &self.exact,
@@ -211,5 +221,14 @@ mod tests {
         let mut b = RouteTableBuilder::default();
         assert!(matches!(b.add_all("m", &[r("x", Exact)], 1), Err(RouteError::Malformed { .. })));
         assert!(matches!(b.add_all("m", &[r("/x?y", Exact)], 1), Err(RouteError::Malformed { .. })));
+    }
+
+    #[test]
+    fn the_hosts_own_paths_are_reserved() {
+        let mut b = RouteTableBuilder::default();
+        for route in ["/metrics", "/modhost/status", "/modhost"] {
+            assert!(matches!(b.add_all("m", &[r(route, Prefix)], 1), Err(RouteError::Reserved { .. })), "{route}");
+        }
+        assert!(b.add_all("m", &[r("/metric", Exact), r("/mod", Prefix)], 1).is_ok());
     }
 }

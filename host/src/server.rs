@@ -42,6 +42,10 @@ pub struct App {
     pub body_cache: crate::body_cache::BodyCache,
     /// Request body bytes held in memory across all connections, one permit a byte.
     pub body_budget: Arc<tokio::sync::Semaphore>,
+    /// `--perf`: time per request phase (absent when off).
+    pub perf: Option<Arc<crate::perf::Perf>>,
+    /// Per-route counters and latency histograms, served at `/metrics`.
+    pub metrics: crate::metrics::Metrics,
     /// Kept alive for the mods' instances (engine and epoch ticker).
     _runtime: Runtime,
 }
@@ -147,6 +151,7 @@ impl Server {
         }
 
         let body_cache = crate::body_cache::BodyCache::new(config.limits.body_cache_bytes);
+        let perf = config.perf.then(Arc::default);
         let app = App {
             config,
             db,
@@ -154,6 +159,8 @@ impl Server {
             routes: builder.build(),
             body_cache,
             body_budget: Arc::new(tokio::sync::Semaphore::new(crate::http::REQUEST_BYTES_BUDGET)),
+            perf,
+            metrics: crate::metrics::Metrics::default(),
             _runtime: runtime,
         };
         Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
@@ -183,7 +190,27 @@ impl Server {
     /// few seconds).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         tracing::info!("ready: serving the loaded mods");
-        crate::http::serve(self.listener, self.early, self.app, shutdown).await
+        let perf = self.app.perf.clone().map(|perf| (perf, self.app.config.root.join("perf.txt")));
+        // Written every second: a load generator kills the server rather than asking it to stop.
+        let writer = perf.clone().map(|(perf, path)| {
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    tick.tick().await;
+                    if let Err(e) = perf.write(&path) {
+                        tracing::warn!("writing {}: {e}", path.display());
+                    }
+                }
+            })
+        });
+        let served = crate::http::serve(self.listener, self.early, self.app, shutdown).await;
+        if let Some((perf, path)) = perf {
+            writer.into_iter().for_each(|w| w.abort());
+            if let Err(e) = perf.write(&path) {
+                tracing::warn!("writing {}: {e}", path.display());
+            }
+        }
+        served
     }
 }
 

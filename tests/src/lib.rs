@@ -1,11 +1,15 @@
 //! modhost's black-box test harness: a raw HTTP/1.1 client that speaks the SPT wire ([`client`]), test
 //! servers on 127.0.0.1:0 with fixture mods installed ([`server`]), and where the built guests are
-//! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]).
+//! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]). For the benchmarks:
+//! medians, percentiles and the exact Mann-Whitney test ([`stats`]), and self-contained HTML reports with
+//! latency plots ([`report`]).
 
 pub mod client;
 /// The database generator lives in the host (`modhost gen-db`); re-exported for the tests.
 pub use modhost::gamedb;
+pub mod report;
 pub mod server;
+pub mod stats;
 pub mod torture;
 
 /// Paths of the guest components built by `build.rs` (once per test build).

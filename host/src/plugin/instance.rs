@@ -11,6 +11,7 @@
 use super::bindings::{Plugin, PluginPre, Request, Response, Route};
 use super::state::{CallState, ModContext};
 use crate::config::Limits;
+use crate::perf::{Phase, Trace};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -91,32 +92,39 @@ impl LoadedMod {
     /// Asks the mod for its routes (at load).
     pub async fn routes(&self) -> Result<Vec<Route>, CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, async |store, plugin| Ok(Ok(plugin.call_routes(store).await?))).await
+        self.call(deadline, false, None, async |store, plugin| Ok(Ok(plugin.call_routes(store).await?))).await
     }
 
     /// Runs the mod's `init` (at load).
     pub async fn init(&self) -> Result<(), CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, async |store, plugin| plugin.call_init(store).await).await
+        self.call(deadline, false, None, async |store, plugin| plugin.call_init(store).await).await
     }
 
-    /// Answers one request.
-    pub async fn handle(&self, request: Request) -> Result<Response, CallError> {
+    /// Answers one request. With a `trace` (`--perf`), the checkout, the guest's own time and each host
+    /// call are added to it.
+    pub async fn handle(&self, request: Request, trace: Option<&mut Trace>) -> Result<Response, CallError> {
         let deadline = self.limits.call_deadline;
-        self.call(deadline, true, async move |store, plugin| plugin.call_handle(store, &request).await).await
+        self.call(deadline, true, trace, async move |store, plugin| plugin.call_handle(store, &request).await).await
     }
 
     async fn call<R>(
         &self,
         deadline: Duration,
         reusable: bool,
+        mut trace: Option<&mut Trace>,
         f: impl AsyncFnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
+        let checkout = trace.is_some().then(Instant::now);
         let mut instance = match reusable.then(|| self.take_idle()).flatten() {
             Some(idle) => idle,
             None => self.instantiate().await?,
         };
+        let started = checkout.map(|t| {
+            instance.store.data_mut().trace = Some(Trace::default());
+            (t, Instant::now())
+        });
 
         arm_deadline(&mut instance.store, deadline);
         // The epoch deadline stops a guest running wasm; this one also stops a guest waiting inside an
@@ -124,6 +132,12 @@ impl LoadedMod {
         // future cancels it; the instance is then dropped with it.
         let grace = deadline + 2 * self.limits.epoch_tick;
         let result = tokio::time::timeout(grace, f(&mut instance.store, &instance.plugin)).await;
+        if let (Some(trace), Some((checkout, call))) = (trace.as_deref_mut(), started) {
+            let host = instance.store.data_mut().trace.take().unwrap_or_default();
+            trace.add(Phase::Checkout, call - checkout);
+            trace.add(Phase::Guest, call.elapsed().saturating_sub(host.host_calls()));
+            trace.merge(&host);
+        }
         let output = instance.store.data().output.take();
         self.log_output(&output);
 

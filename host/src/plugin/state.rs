@@ -8,8 +8,10 @@
 use super::bindings::{Error, modhost::plugin};
 use super::output::GuestOutput;
 use crate::db::{Db, DbError};
+use crate::perf::{Phase, Trace};
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
+use std::time::Instant;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -30,6 +32,8 @@ pub(crate) struct CallState {
     pub(crate) cx: Arc<ModContext>,
     pub(crate) limits: StoreLimits,
     pub(crate) output: GuestOutput,
+    /// `--perf` only: the time of this call's host calls, by phase.
+    pub(crate) trace: Option<Trace>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -40,7 +44,20 @@ impl CallState {
         // No preopened directories, no environment, no arguments, no sockets (denied by default):
         // clocks, random, and stdout/stderr into `output`.
         let wasi = WasiCtx::builder().stdout(output.clone()).stderr(output.clone()).build();
-        CallState { cx, limits, output, wasi, table: ResourceTable::new() }
+        CallState { cx, limits, output, trace: None, wasi, table: ResourceTable::new() }
+    }
+
+    /// Starts timing a host call, when this call is traced: one branch when it is not.
+    fn clock(&self) -> Option<Instant> {
+        self.trace.as_ref().map(|_| Instant::now())
+    }
+
+    /// Adds the host call started at `start` to `phase`.
+    fn clocked<T>(&mut self, phase: Phase, start: Option<Instant>, value: T) -> T {
+        if let (Some(trace), Some(start)) = (&mut self.trace, start) {
+            trace.add(phase, start.elapsed());
+        }
+        value
     }
 }
 
@@ -74,18 +91,26 @@ impl plugin::types::Host for CallState {}
 
 impl plugin::db::Host for CallState {
     fn get(&mut self, path: String) -> Result<String, Error> {
-        let text = self.cx.db.get(&path).map_err(db_error)?;
-        // The db holds validated JSON, which is UTF-8; a failure here would be a host bug, reported
-        // to the mod as an error rather than a panic.
-        String::from_utf8(text.to_vec()).map_err(|e| Error::Failed(format!("db text at `{path}` is not UTF-8: {e}")))
+        let start = self.clock();
+        let text = self.cx.db.get(&path).map_err(db_error).and_then(|text| {
+            // The db holds validated JSON, which is UTF-8; a failure here would be a host bug,
+            // reported to the mod as an error rather than a panic.
+            String::from_utf8(text.to_vec())
+                .map_err(|e| Error::Failed(format!("db text at `{path}` is not UTF-8: {e}")))
+        });
+        self.clocked(Phase::DbGet, start, text)
     }
 
     fn keys(&mut self, path: String) -> Result<Vec<String>, Error> {
-        self.cx.db.keys(&path).map_err(db_error)
+        let start = self.clock();
+        let keys = self.cx.db.keys(&path).map_err(db_error);
+        self.clocked(Phase::DbKeys, start, keys)
     }
 
     fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
-        self.cx.db.patch(&path, &json).map_err(db_error)
+        let start = self.clock();
+        let done = self.cx.db.patch(&path, &json).map_err(db_error);
+        self.clocked(Phase::DbPatch, start, done)
     }
 }
 
@@ -108,28 +133,44 @@ async fn on_store<T: Send + 'static>(
 impl plugin::store::Host for CallState {
     async fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
         // Reads are served from memory or one small file read: always inline.
-        Ok(self.cx.store.get(&self.cx.id, &key).map_err(store_error)?.map(|v| v.to_vec()))
+        let start = self.clock();
+        let found = self.cx.store.get(&self.cx.id, &key).map_err(store_error).map(|v| v.map(|v| v.to_vec()));
+        self.clocked(Phase::StoreGet, start, found)
     }
 
     async fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
-        let found = self.cx.store.get_versioned(&self.cx.id, &key).map_err(store_error)?;
-        Ok(found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version }))
+        let start = self.clock();
+        let found = self
+            .cx
+            .store
+            .get_versioned(&self.cx.id, &key)
+            .map_err(store_error)
+            .map(|found| found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version }));
+        self.clocked(Phase::StoreGet, start, found)
     }
 
     async fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
-        on_store(&self.cx, move |store, ns| store.set(ns, &key, &value)).await
+        let start = self.clock();
+        let done = on_store(&self.cx, move |store, ns| store.set(ns, &key, &value)).await;
+        self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
-        on_store(&self.cx, move |store, ns| store.set_if_version(ns, &key, &value, expected)).await
+        let start = self.clock();
+        let done = on_store(&self.cx, move |store, ns| store.set_if_version(ns, &key, &value, expected)).await;
+        self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn delete(&mut self, key: String) -> Result<bool, Error> {
-        on_store(&self.cx, move |store, ns| store.delete(ns, &key)).await
+        let start = self.clock();
+        let done = on_store(&self.cx, move |store, ns| store.delete(ns, &key)).await;
+        self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
-        self.cx.store.list(&self.cx.id, &prefix).map_err(store_error)
+        let start = self.clock();
+        let keys = self.cx.store.list(&self.cx.id, &prefix).map_err(store_error);
+        self.clocked(Phase::StoreList, start, keys)
     }
 }
 

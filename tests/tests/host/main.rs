@@ -7,6 +7,7 @@ mod emulator;
 mod front;
 mod hello;
 mod inventory;
+mod observe;
 mod routing;
 mod sessions;
 mod store;
