@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup run build test example-hello bench-wrk
+.PHONY: setup run build test example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -18,9 +18,13 @@ run: setup
 build: setup
 	cargo build --release -p modhost
 
-## test: every test of the project (release build, shared with `run` and the benchmarks).
+## test: every test of the project (release build, shared with `run` and the benchmarks), then the
+## benchmark gate: the client's mix at a small scale, every answer validated, with a floor at about a
+## third of what a 2-core machine does (a regression of kind, not of noise). It prints the number.
 test: setup
 	cargo test --release
+	cargo build --release -p modhost --bin modhost -p modhost-tests --bin modhost-bench
+	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
 
 ## example-hello: build examples/hello and install it into $(ROOT)/mods/hello/.
 example-hello: setup
@@ -28,6 +32,11 @@ example-hello: setup
 	mkdir -p $(ROOT)/mods/hello
 	cp examples/hello/mod.toml $(ROOT)/mods/hello/mod.toml
 	cp target/wasm-guests/wasm32-wasip2/release/hello.wasm $(ROOT)/mods/hello/hello.wasm
+
+## bench: the client's mix at 3000 templates on one kept-alive connection, with the per-phase table.
+bench: build
+	cargo build --release -p modhost-tests --bin modhost-bench
+	target/release/modhost-bench --items 3000 --keepalive --perf --report target/modhost-bench.html
 
 ## bench-wrk: raw hyper vs a trivial mod route (fresh instances, reuse) under wrk; prints a table.
 bench-wrk: build

@@ -35,12 +35,8 @@ pub fn get_json(path: &str) -> Result<String> {
 /// if !modhost_sdk::db::exists("locales.global.fr") { /* fall back to en */ }
 /// ```
 pub fn exists(path: &str) -> bool {
-    // `keys` answers wrong-kind for a present scalar or array without copying the value.
-    !matches!(
-        host::keys(path),
-        Err(crate::wit::modhost::plugin::types::Error::NotFound(_))
-            | Err(crate::wit::modhost::plugin::types::Error::Invalid(_))
-    )
+    // A malformed path holds nothing.
+    host::exists(path).unwrap_or(false)
 }
 
 /// The member names of the object at `path`, in document order.

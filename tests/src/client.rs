@@ -5,7 +5,7 @@ use anyhow::{Context as _, bail};
 use flate2::{Compression, read::ZlibDecoder, write::ZlibEncoder};
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -35,6 +35,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// The body as sent (compressed or not).
     pub raw: Vec<u8>,
+    /// When the answer's first byte arrived (when the read began, if it was already buffered).
+    pub first_byte: Instant,
 }
 
 impl Reply {
@@ -158,6 +160,11 @@ impl Client {
     }
 
     async fn read_reply_inner(&mut self) -> anyhow::Result<Reply> {
+        let mut first_byte = Instant::now();
+        if self.buffer.is_empty() {
+            self.fill().await?;
+            first_byte = Instant::now();
+        }
         let head_end = loop {
             if let Some(i) = self.buffer.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i;
@@ -178,20 +185,25 @@ impl Client {
             .find(|(n, _)| n == "content-length")
             .and_then(|(_, v)| v.parse().ok())
             .context("the answer has no Content-Length")?;
+        self.buffer.reserve(length.saturating_sub(self.buffer.len()));
         while self.buffer.len() < length {
             self.fill().await?;
         }
-        let raw: Vec<u8> = self.buffer.drain(..length).collect();
-        Ok(Reply { status, headers, raw })
+        // The body is taken whole (no copy); only bytes past it (a pipelined answer) are moved.
+        let rest = self.buffer.split_off(length);
+        let raw = std::mem::replace(&mut self.buffer, rest);
+        Ok(Reply { status, headers, raw, first_byte })
     }
 
+    /// Reads what the socket has into the buffer, straight into its spare capacity.
     async fn fill(&mut self) -> anyhow::Result<()> {
-        let mut chunk = [0u8; 16 * 1024];
-        let n = self.stream.read(&mut chunk).await?;
+        if self.buffer.capacity() - self.buffer.len() < 16 * 1024 {
+            self.buffer.reserve(64 * 1024);
+        }
+        let n = self.stream.read_buf(&mut self.buffer).await?;
         if n == 0 {
             bail!("the server closed the connection");
         }
-        self.buffer.extend_from_slice(&chunk[..n]);
         Ok(())
     }
 }

@@ -1,9 +1,12 @@
 //! modhost's black-box test harness: a raw HTTP/1.1 client that speaks the SPT wire ([`client`]), test
 //! servers on 127.0.0.1:0 with fixture mods installed ([`server`]), and where the built guests are
 //! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]). For the benchmarks:
-//! medians, percentiles and the exact Mann-Whitney test ([`stats`]), and self-contained HTML reports with
-//! latency plots ([`report`]).
+//! medians, percentiles and the exact Mann-Whitney test ([`stats`]), self-contained HTML reports with
+//! latency plots ([`report`]), `modhost serve` as a child process ([`child`]) and misbehaving clients
+//! ([`adversary`]).
 
+pub mod adversary;
+pub mod child;
 pub mod client;
 /// The database generator lives in the host (`modhost gen-db`); re-exported for the tests.
 pub use modhost::gamedb;

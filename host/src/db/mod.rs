@@ -174,6 +174,16 @@ impl Db {
         self.snapshot().get(path)
     }
 
+    /// Whether a value is at `path` in the current version (no copy). A bad path is an error; an absent
+    /// member, a path through an array or a scalar, and the empty path are `false`.
+    pub fn exists(&self, path: &str) -> Result<bool, DbError> {
+        match self.snapshot().node(path) {
+            Ok(_) => Ok(true),
+            Err(DbError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The member names of the object at `path` in the current version.
     pub fn keys(&self, path: &str) -> Result<Vec<String>, DbError> {
         self.snapshot().keys(path)

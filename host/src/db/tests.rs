@@ -30,6 +30,13 @@ fn missing_empty_and_through_scalar_paths_are_not_found() {
     assert!(matches!(d.keys("arr"), Err(DbError::WrongKind { .. })));
     assert!(matches!(d.keys("a.b"), Err(DbError::WrongKind { .. })));
     assert!(matches!(d.keys("nope"), Err(DbError::NotFound { .. })));
+    for path in ["a.c", "", "a.b.c", "arr.0", "nope.x"] {
+        assert_eq!(d.exists(path), Ok(false), "{path}");
+    }
+    for path in ["a", "a.b", "arr"] {
+        assert_eq!(d.exists(path), Ok(true), "{path}");
+    }
+    assert!(matches!(d.exists("a\\q\\"), Err(DbError::BadPath { .. })), "a bad path is an error, not absent");
 }
 
 #[test]

@@ -101,6 +101,12 @@ impl plugin::db::Host for CallState {
         self.clocked(Phase::DbGet, start, text)
     }
 
+    fn exists(&mut self, path: String) -> Result<bool, Error> {
+        let start = self.clock();
+        let found = self.cx.db.exists(&path).map_err(db_error);
+        self.clocked(Phase::DbGet, start, found)
+    }
+
     fn keys(&mut self, path: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
         let keys = self.cx.db.keys(&path).map_err(db_error);

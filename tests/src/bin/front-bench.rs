@@ -7,8 +7,9 @@
 //! Not a test: it prints tables. Run with
 //! `cargo run --release -p modhost-tests --bin front-bench -- [--modhost target/release/modhost] [--items 3000]`.
 
+use modhost_tests::adversary;
+use modhost_tests::child::{ServeChild, sibling_modhost};
 use modhost_tests::client::{Call, Client};
-use std::io::BufRead;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -65,81 +66,14 @@ async fn healthy(addr: SocketAddr, clients: usize, secs: f64) -> f64 {
     total as f64 / secs
 }
 
-/// Starts misbehaving clients of one kind; they run until the returned handle is dropped.
-fn misbehave(addr: SocketAddr, kind: &str) -> Vec<tokio::task::JoinHandle<()>> {
-    let kind = kind.to_owned();
-    (0..if kind == "idle" { 200 } else { 50 })
-        .map(|i| {
-            let kind = kind.clone();
-            tokio::spawn(async move {
-                loop {
-                    let Ok(mut s) = TcpStream::connect(addr).await else { continue };
-                    match kind.as_str() {
-                        "idle" => tokio::time::sleep(Duration::from_secs(6)).await,
-                        "slowloris" => {
-                            for b in b"GET /client/game/keepalive HTTP/1.1\r\nHost: x\r\n" {
-                                if s.write_all(&[*b]).await.is_err() {
-                                    break;
-                                }
-                                tokio::time::sleep(Duration::from_millis(200)).await;
-                            }
-                        }
-                        "slow-readers" => {
-                            let _ = s.write_all(b"GET /client/items HTTP/1.1\r\nHost: x\r\n\r\n").await;
-                            let mut buf = [0u8; 4096];
-                            while let Ok(n) = s.read(&mut buf).await {
-                                if n == 0 {
-                                    break;
-                                }
-                                tokio::time::sleep(Duration::from_millis(20)).await;
-                            }
-                        }
-                        _ => {
-                            // fragmented: whole valid requests in 16-byte pieces, 10 ms apart
-                            let req = format!("GET /client/game/keepalive?f={i} HTTP/1.1\r\nHost: x\r\n\r\n");
-                            for piece in req.as_bytes().chunks(16) {
-                                if s.write_all(piece).await.is_err() {
-                                    break;
-                                }
-                                tokio::time::sleep(Duration::from_millis(10)).await;
-                            }
-                            let mut buf = [0u8; 4096];
-                            let _ = tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await;
-                        }
-                    }
-                }
-            })
-        })
-        .collect()
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
-    let modhost = arg("--modhost").map(std::path::PathBuf::from).unwrap_or_else(|| exe.with_file_name("modhost"));
+    let modhost = arg("--modhost").map(std::path::PathBuf::from).map_or_else(sibling_modhost, Ok)?;
     let items: u64 = arg("--items").map(|s| s.parse()).transpose()?.unwrap_or(3000);
     let root = tempfile::tempdir()?;
     std::fs::write(root.path().join("db.json"), modhost_tests::gamedb::database(items).to_string())?;
-    let mut child = std::process::Command::new(&modhost)
-        .args(["serve", "--port", "0", "--root"])
-        .arg(root.path())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(at) = line.find("listening on ") {
-                let _ = tx.send(line[at + 13..].trim().to_owned());
-            }
-        }
-    });
-    let addr: SocketAddr = rx.recv_timeout(Duration::from_secs(120))?.parse()?;
-    let pid = child.id();
-    let result = run(addr, pid).await;
-    let _ = child.kill();
-    let _ = child.wait();
-    result
+    let server = ServeChild::spawn(&modhost, root.path(), &[])?;
+    run(server.addr, server.pid()).await
 }
 
 async fn run(addr: SocketAddr, pid: u32) -> anyhow::Result<()> {
@@ -177,13 +111,11 @@ async fn run(addr: SocketAddr, pid: u32) -> anyhow::Result<()> {
     println!("2. healthy throughput (4 keep-alive clients, 3 s each) while misbehaving clients run");
     let quiet = healthy(addr, 4, 3.0).await;
     println!("   {:<14} {:>10.0} req/s  1.00", "quiet", quiet);
-    for kind in ["idle", "slowloris", "slow-readers", "fragmented"] {
-        let bad = misbehave(addr, kind);
+    for kind in adversary::KINDS {
+        let bad = adversary::start(addr, kind)?;
         tokio::time::sleep(Duration::from_millis(500)).await;
         let rps = healthy(addr, 4, 3.0).await;
-        for b in bad {
-            b.abort();
-        }
+        drop(bad);
         println!("   {kind:<14} {rps:>10.0} req/s  {:.2}", rps / quiet);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
