@@ -1,5 +1,9 @@
-//! Durable key/value state on disk, in this mod's own namespace: profiles and anything that must survive
-//! a restart.
+//! Durable key/value state on disk: profiles and anything that must survive a restart.
+//!
+//! The functions here work in this mod's own namespace. [`of`] gives the same calls in another mod's
+//! namespace (the emulator's profiles, say), which the mod must be granted in its `mod.toml`
+//! (`store_read` or `store_write` under `[grants]`); without the grant each call answers
+//! [`Error::Denied`] naming it.
 //!
 //! Keys are 1-180 characters of `[A-Za-z0-9._-]` with no leading dot. Each [`set`] is an atomic commit
 //! finished before it returns. [`get`] answers `Ok(None)` for a key never written and
@@ -10,6 +14,102 @@ use crate::wit::modhost::plugin::store as host;
 use crate::{Error, Result};
 use serde::{Serialize, de::DeserializeOwned};
 
+/// A store namespace: this mod's own ([`own`]) or another mod's ([`of`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Namespace<'a>(Option<&'a str>);
+
+/// This mod's own namespace (what the free functions of this module use).
+///
+/// ```rust,no_run
+/// let visits: Option<u64> = modhost_sdk::store::own().get("visits")?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn own() -> Namespace<'static> {
+    Namespace(None)
+}
+
+/// Mod `id`'s namespace; each call needs a grant for it in this mod's `mod.toml`.
+///
+/// ```rust,no_run
+/// let profile: Option<serde_json::Value> = modhost_sdk::store::of("emulator").get("profile.0123")?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn of(id: &str) -> Namespace<'_> {
+    Namespace(Some(id))
+}
+
+fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Json(format!("store `{key}`: {e}")))
+}
+
+impl Namespace<'_> {
+    /// The value under `key` as JSON deserialized into `T`, or `None` if it was never written.
+    pub fn get<T: DeserializeOwned>(self, key: &str) -> Result<Option<T>> {
+        self.get_bytes(key)?.map(|bytes| decode(key, &bytes)).transpose()
+    }
+
+    /// The raw bytes under `key`, or `None` if it was never written.
+    pub fn get_bytes(self, key: &str) -> Result<Option<Vec<u8>>> {
+        match self.0 {
+            None => host::get(key),
+            Some(ns) => host::ns_get(ns, key),
+        }
+        .map_err(Error::from)
+    }
+
+    /// Stores `value` as JSON under `key`, atomically. Answers the new version.
+    pub fn set<T: Serialize + ?Sized>(self, key: &str, value: &T) -> Result<u64> {
+        self.set_bytes(key, &serde_json::to_vec(value)?)
+    }
+
+    /// Stores raw bytes under `key`, atomically. Answers the new version.
+    pub fn set_bytes(self, key: &str, value: &[u8]) -> Result<u64> {
+        match self.0 {
+            None => host::set(key, value),
+            Some(ns) => host::ns_set(ns, key, value),
+        }
+        .map_err(Error::from)
+    }
+
+    /// The value under `key` with its version; `None` if never written.
+    pub fn get_versioned<T: DeserializeOwned>(self, key: &str) -> Result<Option<(T, u64)>> {
+        let found = match self.0 {
+            None => host::get_versioned(key),
+            Some(ns) => host::ns_get_versioned(ns, key),
+        }
+        .map_err(Error::from)?;
+        found.map(|f| Ok((decode(key, &f.value)?, f.version))).transpose()
+    }
+
+    /// Stores `value` under `key` only if the key is still at `expected` (`None`: only if absent).
+    pub fn set_if_version<T: Serialize + ?Sized>(self, key: &str, value: &T, expected: Option<u64>) -> Result<u64> {
+        let bytes = serde_json::to_vec(value)?;
+        match self.0 {
+            None => host::set_if_version(key, &bytes, expected),
+            Some(ns) => host::ns_set_if_version(ns, key, &bytes, expected),
+        }
+        .map_err(Error::from)
+    }
+
+    /// Removes `key`; answers whether it existed.
+    pub fn delete(self, key: &str) -> Result<bool> {
+        match self.0 {
+            None => host::delete(key),
+            Some(ns) => host::ns_delete(ns, key),
+        }
+        .map_err(Error::from)
+    }
+
+    /// The keys starting with `prefix`, sorted.
+    pub fn list(self, prefix: &str) -> Result<Vec<String>> {
+        match self.0 {
+            None => host::list(prefix),
+            Some(ns) => host::ns_list(ns, prefix),
+        }
+        .map_err(Error::from)
+    }
+}
+
 /// The value under `key` as JSON deserialized into `T`, or `None` if it was never written.
 ///
 /// ```rust,no_run
@@ -17,10 +117,7 @@ use serde::{Serialize, de::DeserializeOwned};
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn get<T: DeserializeOwned>(key: &str) -> Result<Option<T>> {
-    match get_bytes(key)? {
-        Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::Json(format!("store `{key}`: {e}"))),
-        None => Ok(None),
-    }
+    own().get(key)
 }
 
 /// The raw bytes under `key`, or `None` if it was never written.
@@ -30,7 +127,7 @@ pub fn get<T: DeserializeOwned>(key: &str) -> Result<Option<T>> {
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn get_bytes(key: &str) -> Result<Option<Vec<u8>>> {
-    host::get(key).map_err(Error::from)
+    own().get_bytes(key)
 }
 
 /// Store `value` as JSON under `key`, atomically. Answers the new version.
@@ -40,8 +137,7 @@ pub fn get_bytes(key: &str) -> Result<Option<Vec<u8>>> {
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<u64> {
-    let bytes = serde_json::to_vec(value)?;
-    set_bytes(key, &bytes)
+    own().set(key, value)
 }
 
 /// Store raw bytes under `key`, atomically. Answers the new version.
@@ -51,7 +147,7 @@ pub fn set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<u64> {
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn set_bytes(key: &str, value: &[u8]) -> Result<u64> {
-    host::set(key, value).map_err(Error::from)
+    own().set_bytes(key, value)
 }
 
 /// The value under `key` as JSON deserialized into `T`, with its version; `None` if never written.
@@ -62,13 +158,7 @@ pub fn set_bytes(key: &str, value: &[u8]) -> Result<u64> {
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn get_versioned<T: DeserializeOwned>(key: &str) -> Result<Option<(T, u64)>> {
-    match host::get_versioned(key).map_err(Error::from)? {
-        Some(found) => {
-            let value = serde_json::from_slice(&found.value).map_err(|e| Error::Json(format!("store `{key}`: {e}")))?;
-            Ok(Some((value, found.version)))
-        }
-        None => Ok(None),
-    }
+    own().get_versioned(key)
 }
 
 /// Store `value` as JSON under `key` only if the key is still at `expected` (`None`: only if it does
@@ -90,8 +180,7 @@ pub fn get_versioned<T: DeserializeOwned>(key: &str) -> Result<Option<(T, u64)>>
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn set_if_version<T: Serialize + ?Sized>(key: &str, value: &T, expected: Option<u64>) -> Result<u64> {
-    let bytes = serde_json::to_vec(value)?;
-    host::set_if_version(key, &bytes, expected).map_err(Error::from)
+    own().set_if_version(key, value, expected)
 }
 
 /// Remove `key`; answers whether it existed.
@@ -101,7 +190,7 @@ pub fn set_if_version<T: Serialize + ?Sized>(key: &str, value: &T, expected: Opt
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn delete(key: &str) -> Result<bool> {
-    host::delete(key).map_err(Error::from)
+    own().delete(key)
 }
 
 /// The keys starting with `prefix`, sorted.
@@ -111,5 +200,5 @@ pub fn delete(key: &str) -> Result<bool> {
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 pub fn list(prefix: &str) -> Result<Vec<String>> {
-    host::list(prefix).map_err(Error::from)
+    own().list(prefix)
 }

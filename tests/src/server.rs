@@ -37,6 +37,11 @@ impl TestServerBuilder {
         self
     }
 
+    /// The root directory the server will use (to prepare files before it starts).
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
     /// The address the server will listen on (meaningful after [`Self::known_port`]).
     pub fn addr(&self) -> SocketAddr {
         self.config.addr

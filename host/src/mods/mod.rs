@@ -2,8 +2,10 @@
 //!
 //! Key types: [`Manifest`] and [`ModSource`]. Loading them (compile, routes, init) is `server.rs`'s job.
 
+mod grants;
 mod manifest;
 
+pub use grants::{Grants, GrantsToml};
 pub use manifest::{Manifest, ManifestError};
 
 use std::path::{Path, PathBuf};

@@ -8,6 +8,7 @@
 use super::bindings::{Error, modhost::plugin};
 use super::output::GuestOutput;
 use crate::db::{Db, DbError};
+use crate::mods::Grants;
 use crate::perf::{Phase, Trace};
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
@@ -25,6 +26,8 @@ pub struct ModContext {
     pub db: Arc<Db>,
     /// The durable store.
     pub store: Arc<Store>,
+    /// What it may change beyond its own store namespace.
+    pub grants: Grants,
 }
 
 /// The data of one `Store`: one instance's view of the host.
@@ -115,67 +118,112 @@ impl plugin::db::Host for CallState {
 
     fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
         let start = self.clock();
-        let done = self.cx.db.patch(&path, &json).map_err(db_error);
+        let done = match self.cx.grants.check_db_write(&path) {
+            Ok(()) => self.cx.db.patch(&path, &json).map_err(db_error),
+            Err(why) => Err(Error::Denied(format!("mod {}: {why}", self.cx.id))),
+        };
         self.clocked(Phase::DbPatch, start, done)
     }
 }
 
-/// Runs a store call: inline in the default mode (a commit is a few syscalls), on the blocking pool in
-/// durable mode (a commit waits for fsyncs, which must not hold an async worker).
+/// Runs a store call in `namespace`, after checking the mod's grant for it: inline in the default mode
+/// (a commit is a few syscalls), on the blocking pool in durable mode for writes (a commit waits for
+/// fsyncs, which must not hold an async worker).
 async fn on_store<T: Send + 'static>(
     cx: &Arc<ModContext>,
+    namespace: String,
+    write: bool,
     call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, Error> {
-    if !cx.store.durable() {
-        return call(&cx.store, &cx.id).map_err(store_error);
+    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| Error::Denied(format!("mod {}: {why}", cx.id)))?;
+    if !write || !cx.store.durable() {
+        return call(&cx.store, &namespace).map_err(store_error);
     }
     let cx = cx.clone();
-    match tokio::task::spawn_blocking(move || call(&cx.store, &cx.id)).await {
+    match tokio::task::spawn_blocking(move || call(&cx.store, &namespace)).await {
         Ok(result) => result.map_err(store_error),
         Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
     }
 }
 
+fn versioned(found: Option<crate::store::Versioned>) -> Option<plugin::store::Versioned> {
+    found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version })
+}
+
 impl plugin::store::Host for CallState {
     async fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
-        // Reads are served from memory or one small file read: always inline.
-        let start = self.clock();
-        let found = self.cx.store.get(&self.cx.id, &key).map_err(store_error).map(|v| v.map(|v| v.to_vec()));
-        self.clocked(Phase::StoreGet, start, found)
+        let own = self.cx.id.to_string();
+        self.ns_get(own, key).await
     }
 
     async fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
-        let start = self.clock();
-        let found = self
-            .cx
-            .store
-            .get_versioned(&self.cx.id, &key)
-            .map_err(store_error)
-            .map(|found| found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version }));
-        self.clocked(Phase::StoreGet, start, found)
+        let own = self.cx.id.to_string();
+        self.ns_get_versioned(own, key).await
     }
 
     async fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, move |store, ns| store.set(ns, &key, &value)).await;
-        self.clocked(Phase::StoreSet, start, done)
+        let own = self.cx.id.to_string();
+        self.ns_set(own, key, value).await
     }
 
     async fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, move |store, ns| store.set_if_version(ns, &key, &value, expected)).await;
-        self.clocked(Phase::StoreSet, start, done)
+        let own = self.cx.id.to_string();
+        self.ns_set_if_version(own, key, value, expected).await
     }
 
     async fn delete(&mut self, key: String) -> Result<bool, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, move |store, ns| store.delete(ns, &key)).await;
-        self.clocked(Phase::StoreSet, start, done)
+        let own = self.cx.id.to_string();
+        self.ns_delete(own, key).await
     }
 
     async fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
+        let own = self.cx.id.to_string();
+        self.ns_list(own, prefix).await
+    }
+
+    async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
         let start = self.clock();
-        let keys = self.cx.store.list(&self.cx.id, &prefix).map_err(store_error);
+        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get(ns, &key)).await;
+        self.clocked(Phase::StoreGet, start, found.map(|v| v.map(|v| v.to_vec())))
+    }
+
+    async fn ns_get_versioned(
+        &mut self,
+        namespace: String,
+        key: String,
+    ) -> Result<Option<plugin::store::Versioned>, Error> {
+        let start = self.clock();
+        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get_versioned(ns, &key)).await;
+        self.clocked(Phase::StoreGet, start, found.map(versioned))
+    }
+
+    async fn ns_set(&mut self, namespace: String, key: String, value: Vec<u8>) -> Result<u64, Error> {
+        let start = self.clock();
+        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set(ns, &key, &value)).await;
+        self.clocked(Phase::StoreSet, start, done)
+    }
+
+    async fn ns_set_if_version(
+        &mut self,
+        namespace: String,
+        key: String,
+        value: Vec<u8>,
+        expected: Option<u64>,
+    ) -> Result<u64, Error> {
+        let start = self.clock();
+        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set_if_version(ns, &key, &value, expected)).await;
+        self.clocked(Phase::StoreSet, start, done)
+    }
+
+    async fn ns_delete(&mut self, namespace: String, key: String) -> Result<bool, Error> {
+        let start = self.clock();
+        let done = on_store(&self.cx, namespace, true, move |s, ns| s.delete(ns, &key)).await;
+        self.clocked(Phase::StoreSet, start, done)
+    }
+
+    async fn ns_list(&mut self, namespace: String, prefix: String) -> Result<Vec<String>, Error> {
+        let start = self.clock();
+        let keys = on_store(&self.cx, namespace, false, move |s, ns| s.list(ns, &prefix)).await;
         self.clocked(Phase::StoreList, start, keys)
     }
 }

@@ -5,6 +5,7 @@ mod boot;
 mod containment;
 mod emulator;
 mod front;
+mod grants;
 mod hello;
 mod inventory;
 mod observe;
@@ -15,7 +16,10 @@ mod wire;
 
 use modhost_tests::{TestServer, guests};
 
-/// A server with the fixture mod installed as `fx`.
+/// The fixture's grants in the tests: it may patch the db under `fx`.
+const FX_GRANTS: &str = "[grants]\ndb_write = [\"fx\"]";
+
+/// A server with the fixture mod installed as `fx`, granted `FX_GRANTS`.
 async fn fixture_server() -> TestServer {
-    TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.expect("starting the fixture server")
+    TestServer::builder().with_mod("fx", guests::FIXTURE, FX_GRANTS).start().await.expect("starting the fixture server")
 }
