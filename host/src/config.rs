@@ -1,6 +1,7 @@
 //! [`Config`]: everything a running server needs to know, validated, with no I/O. `main.rs` builds it
 //! from the command line; tests build it directly.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,6 +29,98 @@ pub struct Config {
     pub limits: Limits,
     /// Deadlines of the HTTP front.
     pub http: HttpDeadlines,
+    /// Limits the player set for single mods (`[mods.<id>]` in `<root>/modhost.toml`).
+    pub per_mod: BTreeMap<String, LimitOverrides>,
+}
+
+/// Limits the player sets in `<root>/modhost.toml`: `[limits]` for every mod, `[mods.<id>]` for one.
+/// A mod's own `mod.toml` cannot hold limits, so a mod cannot raise its own.
+///
+/// ```toml
+/// [limits]
+/// call_timeout_ms = 2000
+///
+/// [mods.untrusted-thing]
+/// memory_mib = 32
+/// instances = 4
+/// ```
+#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// Linear memory per instance, MiB (at most the server's `--mod-memory-mib`, the pool's slot size).
+    pub memory_mib: Option<usize>,
+    /// Deadline of one request's call, ms.
+    pub call_timeout_ms: Option<u64>,
+    /// Deadline of `routes` and of `init`, ms.
+    pub init_timeout_ms: Option<u64>,
+    /// Bytes one host call may copy out of the guest, MiB.
+    pub hostcall_mib: Option<usize>,
+    /// The largest answer, MiB.
+    pub response_mib: Option<usize>,
+    /// Instances alive at once (at most `--max-instances`).
+    pub instances: Option<u32>,
+    /// Table elements per instance.
+    pub table_elements: Option<usize>,
+    /// Failed calls in a row before quarantine (0: never).
+    pub quarantine_after: Option<u32>,
+}
+
+/// The player's `<root>/modhost.toml`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerFile {
+    /// For every mod.
+    #[serde(default)]
+    pub limits: LimitOverrides,
+    /// For one mod each, by id.
+    #[serde(default)]
+    pub mods: BTreeMap<String, LimitOverrides>,
+}
+
+impl LimitOverrides {
+    /// `limits` with these overrides, checked against what the engine was built for (`pool`).
+    pub fn apply(&self, limits: &Limits, pool: &Limits) -> Result<Limits, String> {
+        let mut out = limits.clone();
+        if let Some(mib) = self.memory_mib {
+            if mib == 0 || mib << 20 > pool.memory_bytes {
+                return Err(format!("memory_mib = {mib}: must be 1 to {} (--mod-memory-mib)", pool.memory_bytes >> 20));
+            }
+            out.memory_bytes = mib << 20;
+        }
+        if let Some(n) = self.instances {
+            if n == 0 || n > pool.max_instances {
+                return Err(format!("instances = {n}: must be 1 to {} (--max-instances)", pool.max_instances));
+            }
+            out.mod_instances = n;
+        }
+        let positive = |name: &str, v: u64| if v == 0 { Err(format!("{name} must be at least 1")) } else { Ok(v) };
+        if let Some(ms) = self.call_timeout_ms {
+            out.call_deadline = Duration::from_millis(positive("call_timeout_ms", ms)?);
+        }
+        if let Some(ms) = self.init_timeout_ms {
+            out.init_deadline = Duration::from_millis(positive("init_timeout_ms", ms)?);
+        }
+        if let Some(mib) = self.hostcall_mib {
+            out.hostcall_bytes = (positive("hostcall_mib", mib as u64)? as usize) << 20;
+        }
+        if let Some(mib) = self.response_mib {
+            out.response_bytes = (positive("response_mib", mib as u64)? as usize) << 20;
+        }
+        if let Some(n) = self.table_elements {
+            out.table_elements = n;
+        }
+        if let Some(n) = self.quarantine_after {
+            out.quarantine_after = n;
+        }
+        Ok(out)
+    }
+}
+
+impl PlayerFile {
+    /// Parses `modhost.toml` text; unknown keys are errors, so a misspelt limit is never ignored.
+    pub fn parse(text: &str) -> Result<PlayerFile, String> {
+        toml::from_str(text).map_err(|e| format!("modhost.toml: {e}"))
+    }
 }
 
 /// The HTTP front's deadlines: what a slow or silent client may cost.
@@ -81,6 +174,12 @@ pub struct Limits {
     pub body_bytes: usize,
     /// The largest answer a mod may produce, db references spliced in.
     pub response_bytes: usize,
+    /// Instances one mod may have alive at once (its share of `max_instances`): a mod whose calls
+    /// hang cannot take every slot from the others.
+    pub mod_instances: u32,
+    /// Calls in a row that trap or run out their deadline before the mod is quarantined (its routes
+    /// answer 503 with the reason until it is loaded again); 0 never quarantines.
+    pub quarantine_after: u32,
     /// Compressed answers kept for reuse, in bytes.
     pub body_cache_bytes: usize,
 }
@@ -101,6 +200,8 @@ impl Default for Limits {
             epoch_tick: Duration::from_millis(10),
             body_bytes: 16 << 20,
             response_bytes: 256 << 20,
+            mod_instances: 64,
+            quarantine_after: 5,
             body_cache_bytes: 64 << 20,
         }
     }
@@ -120,6 +221,57 @@ impl Config {
             builtin_mods: true,
             limits: Limits::default(),
             http: HttpDeadlines::default(),
+            per_mod: BTreeMap::new(),
         }
+    }
+
+    /// Takes the player's file: `[limits]` changes every mod's, `[mods.<id>]` one mod's.
+    pub fn apply_player_file(&mut self, file: &PlayerFile) -> Result<(), String> {
+        self.limits = file.limits.apply(&self.limits, &self.limits).map_err(|e| format!("[limits] {e}"))?;
+        for (id, overrides) in &file.mods {
+            overrides.apply(&self.limits, &self.limits).map_err(|e| format!("[mods.{id}] {e}"))?;
+            self.per_mod.insert(id.clone(), overrides.clone());
+        }
+        Ok(())
+    }
+
+    /// The limits mod `id` runs under.
+    pub fn limits_for(&self, id: &str) -> Limits {
+        match self.per_mod.get(id) {
+            // Checked when the file was taken.
+            Some(overrides) => overrides.apply(&self.limits, &self.limits).unwrap_or_else(|_| self.limits.clone()),
+            None => self.limits.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_players_file_sets_every_mods_limits_and_one_mods() {
+        let file = PlayerFile::parse(
+            "[limits]\ncall_timeout_ms = 2000\n[mods.x]\nmemory_mib = 32\ninstances = 4\nquarantine_after = 0\n",
+        )
+        .unwrap();
+        let mut config = Config::new("r");
+        config.apply_player_file(&file).unwrap();
+        let x = config.limits_for("x");
+        assert_eq!((x.memory_bytes, x.mod_instances, x.quarantine_after), (32 << 20, 4, 0));
+        assert_eq!(x.call_deadline, Duration::from_millis(2000), "[limits] applies under [mods.x]");
+        let other = config.limits_for("y");
+        assert_eq!((other.memory_bytes, other.call_deadline), (128 << 20, Duration::from_millis(2000)));
+    }
+
+    #[test]
+    fn a_bad_file_says_what_and_where() {
+        assert!(PlayerFile::parse("[limits]\nmemory_mb = 3").unwrap_err().contains("memory_mb"));
+        let mut config = Config::new("r");
+        let too_big = PlayerFile::parse("[mods.x]\nmemory_mib = 4096").unwrap();
+        let e = config.apply_player_file(&too_big).unwrap_err();
+        assert!(e.contains("[mods.x]") && e.contains("--mod-memory-mib"), "{e}");
+        let zero = PlayerFile::parse("[limits]\ncall_timeout_ms = 0").unwrap();
+        assert!(config.apply_player_file(&zero).unwrap_err().contains("call_timeout_ms"));
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::body_cache::{Key, MIN_CACHED_BYTES, Part};
 use crate::perf::{Phase, Trace};
-use crate::plugin::{CallError, Chunk, Request as ModRequest, Response as ModResponse};
+use crate::plugin::{CallError, Chunk, LoadedMod, Request as ModRequest, Response as ModResponse};
 use crate::server::App;
 use crate::session::{BadSessionId, SessionId};
 use crate::wire;
@@ -455,7 +455,7 @@ async fn answer(
     }
 
     let response = result.map_err(|e| mod_failed(module.id(), &e))?;
-    let answer = assemble(app, module.id(), response);
+    let answer = assemble(app, &module, response);
     lap(&mut trace, &mut clock, Phase::Assemble);
     answer
 }
@@ -463,19 +463,20 @@ async fn answer(
 fn mod_failed(id: &str, error: &CallError) -> Answer {
     let reason = error.to_string();
     tracing::warn!("mod {id} failed: {reason}");
-    if let CallError::Busy(_) = error {
-        return Answer::error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is busy",
-            &[("mod", id), ("reason", &reason)],
-        );
+    let unavailable = match error {
+        CallError::Busy(_) => Some("the server is busy"),
+        CallError::Quarantined(_) => Some("the mod is quarantined until it is loaded again"),
+        _ => None,
+    };
+    if let Some(sentence) = unavailable {
+        return Answer::error(StatusCode::SERVICE_UNAVAILABLE, sentence, &[("mod", id), ("reason", &reason)]);
     }
     Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod failed", &[("mod", id), ("reason", &reason)])
 }
 
 /// Builds the answer from a mod's response: checks its status and headers, splices db references.
-fn assemble(app: &App, id: &str, response: ModResponse) -> Result<Answer, Answer> {
-    let limit = app.config.limits.response_bytes;
+fn assemble(app: &App, module: &LoadedMod, response: ModResponse) -> Result<Answer, Answer> {
+    let (id, limit) = (module.id(), module.limits().response_bytes);
     let bad = |reason: String| {
         tracing::warn!("mod {id} answered badly: {reason}");
         Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod answered badly", &[("mod", id), ("reason", &reason)])

@@ -88,11 +88,21 @@ pub struct Server {
 impl Server {
     /// Boots: everything up to a bound listener. Errors here are fatal (an unreadable `db.json`, a
     /// port in use, a broken mod under `strict`).
-    pub async fn start(config: Config) -> anyhow::Result<Server> {
+    pub async fn start(mut config: Config) -> anyhow::Result<Server> {
         let started = Instant::now();
-        let root = &config.root;
+        let root = config.root.clone();
+        let root = &root;
         for dir in [root.clone(), root.join("mods"), root.join("store"), root.join("cache")] {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // The player's limits, if they wrote any: a bad file stops the boot with what and where.
+        let player_file = root.join("modhost.toml");
+        if player_file.exists() {
+            let text =
+                std::fs::read_to_string(&player_file).with_context(|| format!("reading {}", player_file.display()))?;
+            let file =
+                crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", root.display()))?;
+            config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", player_file.display()))?;
         }
         let db = Arc::new(load_db(root)?);
         let store = Arc::new(Store::open(&root.join("store"), config.store_durable)?);
@@ -121,7 +131,8 @@ impl Server {
             };
             let id = source.manifest.id.clone();
             let t0 = Instant::now();
-            match load_one(&runtime, &source, &db, &store, &report, &mut builder).await {
+            let limits = config.limits_for(&id);
+            match load_one(&runtime, &source, limits, &db, &store, &report, &mut builder).await {
                 Ok(compile) => {
                     let info = LoadedInfo {
                         id: id.clone(),
@@ -231,6 +242,7 @@ fn load_db(root: &Path) -> anyhow::Result<Db> {
 async fn load_one(
     runtime: &Runtime,
     source: &mods::ModSource,
+    limits: crate::config::Limits,
     db: &Arc<Db>,
     store: &Arc<Store>,
     report: &LoadReport,
@@ -246,7 +258,7 @@ async fn load_one(
         store: store.clone(),
         grants: source.manifest.grants(),
     });
-    let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse)?;
+    let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse, limits)?;
     let loaded = Arc::new(loaded);
     let routes: Vec<(String, MatchKind)> = loaded
         .routes()

@@ -463,9 +463,10 @@ impl Tick {
         }
     }
 
-    /// The largest tick ≤ `v`, for a positive finite `v`. The relative tolerance keeps a value that is a tick
-    /// up to rounding (0.2 computed as 0.19999999999999998) on that tick rather than a step below it.
+    /// The largest tick ≤ `v`. The relative tolerance keeps a value that is a tick up to rounding (0.2
+    /// computed as 0.19999999999999998) on that tick rather than a step below it.
     fn at_or_below(v: f64) -> Tick {
+        let v = Tick::in_range(v);
         let mut t = Tick { mantissa: 1, exp: v.log10().floor() as i32 + 1 };
         while t.value() > v * (1.0 + 1e-9) {
             t = t.prev();
@@ -473,13 +474,20 @@ impl Tick {
         t
     }
 
-    /// The smallest tick ≥ `v`, for a positive finite `v`.
+    /// The smallest tick ≥ `v`.
     fn at_or_above(v: f64) -> Tick {
+        let v = Tick::in_range(v);
         let mut t = Tick { mantissa: 5, exp: v.log10().floor() as i32 - 1 };
         while t.value() < v * (1.0 - 1e-9) {
             t = t.next();
         }
         t
+    }
+
+    /// `v` clamped into [FLOOR_MS, CEILING_MS], NaN as 1. The samples are clamped already; doing it again here
+    /// keeps the searches above finite whatever they are given: at 0 or below they would step down forever.
+    fn in_range(v: f64) -> f64 {
+        if v.is_nan() { 1.0 } else { v.clamp(FLOOR_MS, CEILING_MS) }
     }
 
     /// The tick's label in ms: decimal within the usual range, `5e6` style beyond it to stay short.
@@ -498,10 +506,12 @@ fn num(v: f64) -> String {
     if v.is_finite() { format!("{v:.1}") } else { "0".to_string() }
 }
 
-/// A latency in ms to three significant digits, as a reader compares them (1.23, 12.3, 123).
+/// A latency in ms to three significant digits, as a reader compares them (1.23, 12.3, 123), and in `1.00e9`
+/// style past a million, where digits stop being readable.
 fn ms(v: f64) -> String {
     match v {
         v if !v.is_finite() => "?".to_string(),
+        v if v >= 1e6 => format!("{v:.2e}"),
         v if v >= 100.0 => format!("{v:.0}"),
         v if v >= 10.0 => format!("{v:.1}"),
         v if v >= 1.0 => format!("{v:.2}"),
@@ -655,6 +665,11 @@ mod tests {
         assert!(!lower.contains("inf"), "{out}");
         assert_eq!(out.matches("<svg").count(), 5);
         assert!(out.contains("no samples"));
+        // Zeros and negatives are drawn at the floor, infinities at the ceiling, and the legend says so.
+        let legend = |label: &str| out.lines().find(|l| l.contains(&format!(">{label}</tspan>"))).unwrap_or("");
+        assert!(legend("zeros and negatives").contains(">p50 0.001 ms<"), "{out}");
+        let odd = legend("odd floats");
+        assert!(odd.contains(">n 4<") && odd.contains(">p50 2.00 ms<") && odd.contains(">p99 1.00e9 ms<"), "{odd}");
         assert_well_nested(&out);
         assert_coordinates_inside(&out);
     }
@@ -674,8 +689,9 @@ mod tests {
         assert!(!out.contains("<script"), "{out}");
         assert!(!out.contains("'y'"), "{out}");
         // <title> and <h1>, note, caption, header, cell, the plot's <title> and heading, and the label in the
-        // legend, its tooltip and the two curve tooltips.
-        assert_eq!(out.matches(escaped).count(), 12, "{out}");
+        // legend's tooltip and the two curve tooltips; the legend shows it cut short, escaped after the cut.
+        assert_eq!(out.matches(escaped).count(), 11, "{out}");
+        assert!(out.contains("&#39;y&#39;)&lt;/s…</tspan>"), "{out}");
         assert_well_nested(&out);
     }
 
@@ -711,6 +727,9 @@ mod tests {
         assert_eq!(labels(&Axis::covering(2.0, 2.0)), ["1", "2", "5"]);
         assert_eq!(labels(&Axis::covering(3.0, 3.0)), ["2", "5"]);
         assert_eq!(labels(&Axis::covering(FLOOR_MS, FLOOR_MS)), ["0.0005", "0.001", "0.002"]);
+        // Out-of-range ends are clamped, not searched for forever.
+        assert_eq!(labels(&Axis::covering(-3.0, 0.0)), ["0.0005", "0.001", "0.002"]);
+        assert_eq!(Axis::covering(f64::NAN, f64::INFINITY).ticks.last().map(|t| t.label()), Some("1e9".into()));
         // The whole clamp range: 12 decades, and only decades labelled.
         let axis = Axis::covering(FLOOR_MS, CEILING_MS);
         assert_eq!(axis.ticks.len(), 37);
@@ -764,6 +783,8 @@ mod tests {
                 row(&["service 10k", "SUBS response, s", "0.10 [0.09-0.17]", "+9%", "0.56"]),
                 row(&["", "delivered/s", "389 [299-456]", "−5%", "<0.001"]),
                 row(&["storm", "ACK p50, ms", ".5", "0%"]),
+                // An empty cell (nothing measured) leaves its column numeric.
+                row(&["", "CPU, us", "", "-2%", "0.70"]),
             ],
         };
         let out = table_html(&table);
@@ -780,8 +801,8 @@ mod tests {
     #[test]
     fn number_formatting() {
         assert_eq!(
-            [ms(0.001), ms(0.0456), ms(1.234), ms(12.34), ms(1234.5)],
-            ["0.001", "0.046", "1.23", "12.3", "1234"]
+            [ms(0.001), ms(0.0456), ms(1.234), ms(12.34), ms(1234.5), ms(1e9)],
+            ["0.001", "0.046", "1.23", "12.3", "1234", "1.00e9"]
         );
         assert_eq!(
             [thousands(0), thousands(999), thousands(1000), thousands(1_234_567)],

@@ -12,6 +12,7 @@ use super::bindings::{Plugin, PluginPre, Request, Response, Route};
 use super::state::{CallState, ModContext};
 use crate::config::Limits;
 use crate::perf::{Phase, Trace};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -35,6 +36,17 @@ pub enum CallError {
     /// Every instance slot stayed taken for the whole wait.
     #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
     Busy(Duration),
+    /// The mod failed too many calls in a row and is stopped until it is loaded again.
+    #[error("the mod is quarantined: {0}")]
+    Quarantined(String),
+}
+
+impl CallError {
+    /// Whether this failure counts toward quarantine: the guest itself broke (a trap, a deadline),
+    /// not an error value it chose to return or a full pool.
+    fn is_strike(&self) -> bool {
+        matches!(self, CallError::Trap { .. } | CallError::Deadline(_) | CallError::Instantiate(_))
+    }
 }
 
 fn stderr_suffix(stderr: &str) -> String {
@@ -53,6 +65,13 @@ pub struct LoadedMod {
     /// The instance slots of the whole runtime, shared by every mod: one permit per live instance, so
     /// a request waits for a slot instead of failing when the pooling allocator is full.
     slots: Arc<Semaphore>,
+    /// This mod's own share of the slots (`mod_instances`), taken first: a mod whose calls hang fills
+    /// its share, never the whole pool.
+    own_slots: Arc<Semaphore>,
+    /// Failed calls in a row (traps, deadlines), and why the mod is quarantined once there were
+    /// `quarantine_after` of them.
+    strikes: AtomicU32,
+    quarantine: Mutex<Option<String>>,
 }
 
 /// Idle instances one mod keeps for reuse; more are dropped, so one mod's burst cannot hold slots
@@ -65,6 +84,7 @@ struct Instance {
     plugin: Plugin,
     uses: u32,
     _slot: OwnedSemaphorePermit,
+    _own_slot: OwnedSemaphorePermit,
 }
 
 impl std::fmt::Debug for LoadedMod {
@@ -81,7 +101,44 @@ impl LoadedMod {
         reuse: u32,
         slots: Arc<Semaphore>,
     ) -> Self {
-        LoadedMod { cx, pre, limits, reuse: reuse.max(1), idle: Mutex::new(Vec::new()), slots }
+        let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
+        LoadedMod {
+            cx,
+            pre,
+            limits,
+            reuse: reuse.max(1),
+            idle: Mutex::new(Vec::new()),
+            slots,
+            own_slots,
+            strikes: AtomicU32::new(0),
+            quarantine: Mutex::new(None),
+        }
+    }
+
+    /// The limits this mod runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Why the mod is quarantined, if it is.
+    pub fn quarantined(&self) -> Option<String> {
+        self.quarantine.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Counts a call's outcome toward quarantine: a strike for a broken guest, a reset for anything else.
+    fn tally<R>(&self, result: &Result<R, CallError>) {
+        match result {
+            Err(e) if e.is_strike() => {
+                let strikes = self.strikes.fetch_add(1, Ordering::Relaxed) + 1;
+                let limit = self.limits.quarantine_after;
+                if limit > 0 && strikes >= limit {
+                    let reason = format!("{strikes} calls in a row failed; the last: {e}");
+                    tracing::error!("mod {} quarantined until it is loaded again: {reason}", self.cx.id);
+                    *self.quarantine.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+                }
+            }
+            _ => self.strikes.store(0, Ordering::Relaxed),
+        }
     }
 
     /// The mod's id.
@@ -104,8 +161,15 @@ impl LoadedMod {
     /// Answers one request. With a `trace` (`--perf`), the checkout, the guest's own time and each host
     /// call are added to it.
     pub async fn handle(&self, request: Request, trace: Option<&mut Trace>) -> Result<Response, CallError> {
+        if let Some(reason) = self.quarantined() {
+            return Err(CallError::Quarantined(reason));
+        }
         let deadline = self.limits.call_deadline;
-        self.call(deadline, true, trace, async move |store, plugin| plugin.call_handle(store, &request).await).await
+        let result = self
+            .call(deadline, true, trace, async move |store, plugin| plugin.call_handle(store, &request).await)
+            .await;
+        self.tally(&result);
+        result
     }
 
     async fn call<R>(
@@ -166,9 +230,15 @@ impl LoadedMod {
 
     async fn instantiate(&self) -> Result<Instance, CallError> {
         let wait = self.limits.call_deadline;
-        let slot = match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
-            Ok(Ok(slot)) => slot,
-            // The semaphore is never closed; treat it like a full pool all the same.
+        // This mod's share first, then a slot of the pool, both within one wait.
+        let slots = async {
+            let own = self.own_slots.clone().acquire_owned().await?;
+            let pool = self.slots.clone().acquire_owned().await?;
+            Ok::<_, tokio::sync::AcquireError>((own, pool))
+        };
+        let (own_slot, slot) = match tokio::time::timeout(wait, slots).await {
+            Ok(Ok(slots)) => slots,
+            // The semaphores are never closed; treat that like a full pool all the same.
             Ok(Err(_)) | Err(_) => return Err(CallError::Busy(wait)),
         };
         let limits = StoreLimitsBuilder::new()
@@ -184,7 +254,7 @@ impl LoadedMod {
         arm_deadline(&mut store, self.limits.call_deadline);
         let plugin =
             self.pre.instantiate_async(&mut store).await.map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
-        Ok(Instance { store, plugin, uses: 0, _slot: slot })
+        Ok(Instance { store, plugin, uses: 0, _slot: slot, _own_slot: own_slot })
     }
 
     fn log_output(&self, output: &[u8]) {

@@ -67,20 +67,18 @@ impl Runtime {
         Ok(Runtime { engine, linker, limits, cache_dir, slots, _ticker: ticker })
     }
 
-    /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`.
-    pub fn load(&self, wasm: &[u8], cx: Arc<ModContext>, reuse: u32) -> anyhow::Result<(LoadedMod, CompileSource)> {
-        let (component, source) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
-        Ok((self.link(component, cx, reuse)?, source))
-    }
-
-    fn link(
+    /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`;
+    /// `limits` are the ones the player set for it (within what the engine was built for).
+    pub fn load(
         &self,
-        component: wasmtime::component::Component,
+        wasm: &[u8],
         cx: Arc<ModContext>,
         reuse: u32,
-    ) -> wasmtime::Result<LoadedMod> {
+        limits: Limits,
+    ) -> anyhow::Result<(LoadedMod, CompileSource)> {
+        let (component, source) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;
-        Ok(LoadedMod::new(cx, pre, self.limits.clone(), reuse, self.slots.clone()))
+        Ok((LoadedMod::new(cx, pre, limits, reuse, self.slots.clone()), source))
     }
 }

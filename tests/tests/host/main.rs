@@ -7,6 +7,7 @@ mod emulator;
 mod front;
 mod grants;
 mod hello;
+mod hostile;
 mod inventory;
 mod observe;
 mod routing;
