@@ -23,6 +23,9 @@ pub struct Config {
     pub boot_wait: Duration,
     /// Time every request's phases and write the table to `<root>/perf.txt` each second (`--perf`).
     pub perf: bool,
+    /// Open the store in a throwaway directory instead of `<root>/store`: for `modhost mods` and
+    /// `modhost check`, which must neither touch nor lock the player's profiles.
+    pub scratch_store: bool,
     /// Whether to load the mods embedded in the binary (tests turn this off to load only fixtures).
     pub builtin_mods: bool,
     /// Limits on every mod call.
@@ -215,6 +218,7 @@ impl Config {
             root: root.into(),
             store_durable: false,
             perf: false,
+            scratch_store: false,
             session_lock_timeout: Duration::from_secs(10),
             strict: false,
             boot_wait: Duration::from_secs(30),

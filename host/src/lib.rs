@@ -14,7 +14,8 @@
 //! - [`gamedb`]: a deterministic generator of SPT-shaped databases (`modhost gen-db`).
 //! - [`db`]: the game database engine (no wasmtime, no hyper).
 //! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
-//! - [`mods`]: finding mods and reading `mod.toml`.
+//! - [`mods`]: finding mods and reading `mod.toml` (with its `[grants]`).
+//! - [`inspect`]: each loaded mod's grants, limits and routes (`modhost mods`).
 //! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
 
 // `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
@@ -26,6 +27,7 @@ pub mod conn_guard;
 pub mod db;
 pub mod gamedb;
 mod http;
+pub mod inspect;
 pub mod metrics;
 pub mod mods;
 pub mod perf;

@@ -21,6 +21,19 @@ enum Command {
     Serve(ServeArgs),
     /// Write a generated SPT-shaped database (deterministic): about 5 MB at 3000 items, 41 MB at 24000.
     GenDb(GenDbArgs),
+    /// Load the root's mods (without serving, without touching its store) and print each one's grants,
+    /// limits and routes, and which were left out and why.
+    Mods(ModsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ModsArgs {
+    /// Root directory, as for `serve`.
+    #[arg(long, env = "MODHOST_ROOT", default_value = "modhost-data")]
+    root: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -95,6 +108,10 @@ fn main() -> anyhow::Result<()> {
             eprintln!("wrote {} ({} bytes, {} items)", args.out.display(), text.len(), args.items);
             Ok(())
         }
+        Command::Mods(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
+            runtime.block_on(mods(args))
+        }
         Command::Serve(args) => {
             let config = args.into_config()?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
@@ -113,6 +130,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         report.failed.len()
     );
     server.run(shutdown_signal()).await
+}
+
+async fn mods(args: ModsArgs) -> anyhow::Result<()> {
+    let mut config = Config::new(args.root);
+    config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    config.scratch_store = true;
+    let server = Server::start(config).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&modhost::inspect::mods_json(server.app(), server.report()))?);
+    } else {
+        print!("{}", modhost::inspect::mods_text(server.app(), server.report()));
+    }
+    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -46,8 +46,12 @@ pub struct App {
     pub perf: Option<Arc<crate::perf::Perf>>,
     /// Per-route counters and latency histograms, served at `/metrics`.
     pub metrics: crate::metrics::Metrics,
+    /// The loaded mods, in load order.
+    pub mods: Vec<Arc<LoadedMod>>,
     /// Kept alive for the mods' instances (engine and epoch ticker).
     _runtime: Runtime,
+    /// The throwaway store directory of `scratch_store`, removed with the app.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 /// One loaded mod, for the report.
@@ -105,7 +109,9 @@ impl Server {
             config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", player_file.display()))?;
         }
         let db = Arc::new(load_db(root)?);
-        let store = Arc::new(Store::open(&root.join("store"), config.store_durable)?);
+        let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
+        let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
+        let store = Arc::new(Store::open(&store_dir, config.store_durable)?);
         // Listen before the mods load: a client that connects during boot waits, and is never refused.
         let listener =
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
@@ -120,6 +126,7 @@ impl Server {
         sources.extend(mods::discover(&root.join("mods")));
 
         let mut report = LoadReport::default();
+        let mut mods_loaded = Vec::new();
         let mut builder = RouteTableBuilder::default();
         for source in sources {
             let source = match source {
@@ -133,7 +140,8 @@ impl Server {
             let t0 = Instant::now();
             let limits = config.limits_for(&id);
             match load_one(&runtime, &source, limits, &db, &store, &report, &mut builder).await {
-                Ok(compile) => {
+                Ok((loaded, compile)) => {
+                    mods_loaded.push(loaded);
                     let info = LoadedInfo {
                         id: id.clone(),
                         version: source.manifest.version.clone(),
@@ -172,7 +180,9 @@ impl Server {
             body_budget: Arc::new(tokio::sync::Semaphore::new(crate::http::REQUEST_BYTES_BUDGET)),
             perf,
             metrics: crate::metrics::Metrics::default(),
+            mods: mods_loaded,
             _runtime: runtime,
+            _scratch: scratch,
         };
         Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
     }
@@ -247,7 +257,7 @@ async fn load_one(
     store: &Arc<Store>,
     report: &LoadReport,
     builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
-) -> anyhow::Result<CompileSource> {
+) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &source.manifest.id;
     if report.loaded.iter().any(|m| &m.id == id) {
         bail!("another mod with id `{id}` is already loaded");
@@ -280,6 +290,6 @@ async fn load_one(
         db.restore(before);
         return Err(anyhow::Error::from(e).context("its init failed (its db patches were undone)"));
     }
-    builder.add_all(id, &routes, loaded)?;
-    Ok(compile)
+    builder.add_all(id, &routes, loaded.clone())?;
+    Ok((loaded, compile))
 }

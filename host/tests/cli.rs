@@ -154,3 +154,25 @@ fn a_1_gib_zlib_bomb_is_refused_and_costs_under_16_mib() {
     eprintln!("zlib bomb: resident memory grew {grown} KiB");
     assert!(grown < 16 * 1024, "resident memory grew {grown} KiB");
 }
+
+#[test]
+fn mods_prints_grants_limits_and_routes_even_while_the_server_runs() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("modhost.toml"), "[mods.emulator]\ncall_timeout_ms = 1234\n").unwrap();
+    let (_server, _port) = serve(root.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_modhost"))
+        .args(["mods", "--json", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let emulator = &all["loaded"][0];
+    assert_eq!(emulator["id"], "emulator");
+    assert_eq!(emulator["limits"]["call_timeout_ms"], 1234, "the player's file is applied");
+    assert_eq!(emulator["grants"], serde_json::json!([]));
+    assert!(emulator["routes"].as_array().unwrap().iter().any(|r| r["path"] == "/client/items"));
+    let text = Command::new(env!("CARGO_BIN_EXE_modhost")).args(["mods", "--root"]).arg(root.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains("grants: none") && text.contains("call 1234 ms"), "{text}");
+}

@@ -115,6 +115,11 @@ impl LoadedMod {
         }
     }
 
+    /// What the mod may change beyond its own store namespace.
+    pub fn grants(&self) -> &crate::mods::Grants {
+        &self.cx.grants
+    }
+
     /// The limits this mod runs under.
     pub fn limits(&self) -> &Limits {
         &self.limits
