@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup run build test example-hello bench bench-wrk
+.PHONY: setup run build test check-mods example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -24,7 +24,15 @@ build: setup
 test: setup
 	cargo test --release
 	cargo build --release -p modhost --bin modhost -p modhost-tests --bin modhost-bench
+	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
+
+## check-mods: `modhost check` on every plugin and example (built by the test build); fails on a trap
+## or a timeout.
+GUESTS = target/wasm-guests/wasm32-wasip2/release
+check-mods:
+	RUST_LOG=error target/release/modhost check $(GUESTS)/emulator.wasm --manifest plugins/emulator/mod.toml
+	RUST_LOG=error target/release/modhost check $(GUESTS)/hello.wasm --manifest examples/hello/mod.toml
 
 ## example-hello: build examples/hello and install it into $(ROOT)/mods/hello/.
 example-hello: setup

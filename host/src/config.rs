@@ -180,6 +180,9 @@ pub struct Limits {
     /// Instances one mod may have alive at once (its share of `max_instances`): a mod whose calls
     /// hang cannot take every slot from the others.
     pub mod_instances: u32,
+    /// Whether the deadlines, memory and table caps and the host-call copy cap are enforced at all.
+    /// Only `--no-limits` turns this off, to measure what they cost; never with untrusted mods.
+    pub enforce: bool,
     /// Calls in a row that trap or run out their deadline before the mod is quarantined (its routes
     /// answer 503 with the reason until it is loaded again); 0 never quarantines.
     pub quarantine_after: u32,
@@ -204,6 +207,7 @@ impl Default for Limits {
             body_bytes: 16 << 20,
             response_bytes: 256 << 20,
             mod_instances: 64,
+            enforce: true,
             quarantine_after: 5,
             body_cache_bytes: 64 << 20,
         }

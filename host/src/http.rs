@@ -462,7 +462,16 @@ async fn answer(
 
 fn mod_failed(id: &str, error: &CallError) -> Answer {
     let reason = error.to_string();
-    tracing::warn!("mod {id} failed: {reason}");
+    match error {
+        CallError::Mod { status, .. } if *status < 500 => tracing::debug!("mod {id} refused a request: {reason}"),
+        _ => tracing::warn!("mod {id} failed: {reason}"),
+    }
+    if let CallError::Mod { status, .. } = error
+        && *status < 500
+    {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST);
+        return Answer::error(status, "the mod refused the request", &[("mod", id), ("reason", &reason)]);
+    }
     let unavailable = match error {
         CallError::Busy(_) => Some("the server is busy"),
         CallError::Quarantined(_) => Some("the mod is quarantined until it is loaded again"),

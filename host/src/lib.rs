@@ -16,12 +16,14 @@
 //! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
 //! - [`mods`]: finding mods and reading `mod.toml` (with its `[grants]`).
 //! - [`inspect`]: each loaded mod's grants, limits and routes (`modhost mods`).
+//! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
 //! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
 
 // `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
 #![recursion_limit = "256"]
 
 pub mod body_cache;
+pub mod check;
 pub mod config;
 pub mod conn_guard;
 pub mod db;

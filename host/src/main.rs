@@ -24,6 +24,24 @@ enum Command {
     /// Load the root's mods (without serving, without touching its store) and print each one's grants,
     /// limits and routes, and which were left out and why.
     Mods(ModsArgs),
+    /// Vet a mod (a folder with mod.toml and <id>.wasm, or a .wasm): load it in a throwaway root under
+    /// strict limits, send each route generated requests, report per route; exit 1 on a trap or timeout.
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// The mod folder, or its .wasm.
+    path: PathBuf,
+    /// The manifest, when it is not the mod.toml in (or beside) PATH.
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The deadline of each call, in milliseconds.
+    #[arg(long, default_value_t = modhost::check::CALL_TIMEOUT_MS)]
+    call_timeout_ms: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -60,6 +78,10 @@ struct ServeArgs {
     /// Refuse to start when any mod fails to load (by default the server starts without it).
     #[arg(long)]
     strict: bool,
+    /// Run mods WITHOUT deadlines, memory and table caps or the host-call copy cap: only to measure what
+    /// they cost (modhost-bench --vs-args). A looping or greedy mod then stalls the server.
+    #[arg(long)]
+    no_limits: bool,
     /// Time each request's phases (head, lock wait, guest, each host call, deflate, send…) per endpoint
     /// and per mod; the table is written to <root>/perf.txt every second.
     #[arg(long)]
@@ -85,6 +107,10 @@ impl ServeArgs {
         config.store_durable = self.store_durable;
         config.strict = self.strict;
         config.perf = self.perf;
+        config.limits.enforce = !self.no_limits;
+        if self.no_limits {
+            tracing::warn!("--no-limits: mods run without deadlines or caps (for measuring only)");
+        }
         config.limits.call_deadline = Duration::from_millis(self.call_timeout_ms);
         config.limits.memory_bytes = self.mod_memory_mib << 20;
         config.limits.max_instances = self.max_instances;
@@ -107,6 +133,17 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(&args.out, &text).with_context(|| format!("writing {}", args.out.display()))?;
             eprintln!("wrote {} ({} bytes, {} items)", args.out.display(), text.len(), args.items);
             Ok(())
+        }
+        Command::Check(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
+            let report =
+                runtime.block_on(modhost::check::check(&args.path, args.manifest.as_deref(), args.call_timeout_ms))?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", modhost::check::text(&report));
+            }
+            modhost::check::verdict(&report)
         }
         Command::Mods(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;

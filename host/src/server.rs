@@ -262,12 +262,7 @@ async fn load_one(
     if report.loaded.iter().any(|m| &m.id == id) {
         bail!("another mod with id `{id}` is already loaded");
     }
-    let cx = Arc::new(ModContext {
-        id: id.as_str().into(),
-        db: db.clone(),
-        store: store.clone(),
-        grants: source.manifest.grants(),
-    });
+    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), source.manifest.grants()));
     let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse, limits)?;
     let loaded = Arc::new(loaded);
     let routes: Vec<(String, MatchKind)> = loaded

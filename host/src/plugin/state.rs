@@ -12,6 +12,7 @@ use crate::mods::Grants;
 use crate::perf::{Phase, Trace};
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
@@ -28,12 +29,71 @@ pub struct ModContext {
     pub store: Arc<Store>,
     /// What it may change beyond its own store namespace.
     pub grants: Grants,
+    /// Calls refused for want of a grant, and the largest linear memory an instance asked for:
+    /// what `modhost check` reports per route.
+    pub denials: AtomicU64,
+    pub peak_memory: AtomicUsize,
+}
+
+impl ModContext {
+    /// A context with no denials or memory seen yet.
+    pub fn new(id: &str, db: Arc<Db>, store: Arc<Store>, grants: Grants) -> ModContext {
+        ModContext { id: id.into(), db, store, grants, denials: AtomicU64::new(0), peak_memory: AtomicUsize::new(0) }
+    }
+
+    fn denied(&self, why: String) -> Error {
+        self.denials.fetch_add(1, Ordering::Relaxed);
+        Error::Denied(format!("mod {}: {why}", self.id))
+    }
+}
+
+/// wasmtime's `StoreLimits`, and the largest memory the instance asked for (granted or not).
+pub(crate) struct Limiter {
+    limits: StoreLimits,
+    pub(crate) peak_memory: usize,
+}
+
+impl Limiter {
+    pub(crate) fn new(limits: StoreLimits) -> Limiter {
+        Limiter { limits, peak_memory: 0 }
+    }
+}
+
+impl wasmtime::ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.peak_memory = self.peak_memory.max(desired);
+        self.limits.memory_growing(current, desired, maximum)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.memory_grow_failed(error)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.table_grow_failed(error)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
 }
 
 /// The data of one `Store`: one instance's view of the host.
 pub(crate) struct CallState {
     pub(crate) cx: Arc<ModContext>,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: Limiter,
     pub(crate) output: GuestOutput,
     /// `--perf` only: the time of this call's host calls, by phase.
     pub(crate) trace: Option<Trace>,
@@ -47,7 +107,7 @@ impl CallState {
         // No preopened directories, no environment, no arguments, no sockets (denied by default):
         // clocks, random, and stdout/stderr into `output`.
         let wasi = WasiCtx::builder().stdout(output.clone()).stderr(output.clone()).build();
-        CallState { cx, limits, output, trace: None, wasi, table: ResourceTable::new() }
+        CallState { cx, limits: Limiter::new(limits), output, trace: None, wasi, table: ResourceTable::new() }
     }
 
     /// Starts timing a host call, when this call is traced: one branch when it is not.
@@ -120,7 +180,7 @@ impl plugin::db::Host for CallState {
         let start = self.clock();
         let done = match self.cx.grants.check_db_write(&path) {
             Ok(()) => self.cx.db.patch(&path, &json).map_err(db_error),
-            Err(why) => Err(Error::Denied(format!("mod {}: {why}", self.cx.id))),
+            Err(why) => Err(self.cx.denied(why)),
         };
         self.clocked(Phase::DbPatch, start, done)
     }
@@ -135,7 +195,7 @@ async fn on_store<T: Send + 'static>(
     write: bool,
     call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, Error> {
-    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| Error::Denied(format!("mod {}: {why}", cx.id)))?;
+    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| cx.denied(why))?;
     if !write || !cx.store.durable() {
         return call(&cx.store, &namespace).map_err(store_error);
     }

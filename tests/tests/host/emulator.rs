@@ -250,3 +250,12 @@ async fn a_valid_move_is_answered_and_survives_a_restart() {
     assert_eq!(moved["location"], serde_json::json!({"x": 9, "y": 67, "r": "Horizontal"}));
     assert_eq!(moved["upd"]["StackObjectsCount"], 500000, "money is conserved");
 }
+
+#[tokio::test]
+async fn a_malformed_body_is_a_400_that_says_why() {
+    let server = emulator().await;
+    let reply = send(server.addr, &Call::post("/client/game/profile/select", b"{\"uid\": [").session(A)).await.unwrap();
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    let text = reply.text();
+    assert!(text.contains("the mod refused the request") && text.contains("profile/select"), "{text}");
+}

@@ -2,6 +2,7 @@
 //! One test binary, a module per area (see `modhost_tests` for the harness).
 
 mod boot;
+mod check;
 mod containment;
 mod emulator;
 mod front;

@@ -28,6 +28,13 @@ struct Args {
     /// Compare with this modhost binary (B): A and B alternate, the order flipped each repetition.
     #[arg(long)]
     vs: Option<PathBuf>,
+    /// Extra arguments for A's `modhost serve` (one string, split at spaces).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    args: String,
+    /// Extra arguments for B's `modhost serve`; given alone, B is A's binary with these arguments
+    /// (`--vs-args=--no-limits` measures what the limits cost).
+    #[arg(long, allow_hyphen_values = true)]
+    vs_args: Option<String>,
     /// Repetitions per side with --vs (even, so each side runs first equally often).
     #[arg(long, default_value_t = 6)]
     reps: u32,
@@ -75,6 +82,8 @@ async fn main() -> anyhow::Result<()> {
     if let Some(b) = &args.vs {
         anyhow::ensure!(b.exists(), "{} does not exist", b.display());
     }
+    let split = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_owned).collect() };
+    let b_binary = args.vs.clone().or_else(|| args.vs_args.as_ref().map(|_| a.clone()));
     anyhow::ensure!(args.rounds > 0 && args.reps > 0, "--rounds and --reps must be at least 1");
     let scenarios: Vec<String> = match args.scenario.as_str() {
         "all" => ["quiet"].iter().chain(modhost_tests::adversary::KINDS.iter()).map(|s| s.to_string()).collect(),
@@ -109,11 +118,15 @@ async fn main() -> anyhow::Result<()> {
         scenarios.join(",")
     );
 
-    let sides: Vec<(&str, PathBuf)> = match &args.vs {
-        None => vec![("A", a.clone())],
-        Some(b) => vec![("A", a.clone()), ("B", b.clone())],
+    // (name, binary, serve arguments)
+    let sides: Vec<(&str, PathBuf, Vec<String>)> = match &b_binary {
+        None => vec![("A", a.clone(), split(&args.args))],
+        Some(b) => vec![
+            ("A", a.clone(), split(&args.args)),
+            ("B", b.clone(), split(args.vs_args.as_deref().unwrap_or(&args.args))),
+        ],
     };
-    let reps = if args.vs.is_some() { args.reps } else { 1 };
+    let reps = if b_binary.is_some() { args.reps } else { 1 };
     let per_run = u64::from(args.warmup + args.rounds * scenarios.len() as u32);
     let progress = ProgressBar::new(per_run * u64::from(reps) * sides.len() as u64);
     progress.set_style(
@@ -128,7 +141,7 @@ async fn main() -> anyhow::Result<()> {
             if rep % 2 == 0 { (0..sides.len()).collect() } else { (0..sides.len()).rev().collect() };
         for side in order {
             progress.set_message(format!("{} rep {}/{reps}", sides[side].0, rep + 1));
-            let run = mix::run(&sides[side].1, &db, &opts, &scenarios, &progress).await?;
+            let run = mix::run(&sides[side].1, &sides[side].2, &db, &opts, &scenarios, &progress).await?;
             runs[side].push(run);
         }
     }
@@ -138,9 +151,10 @@ async fn main() -> anyhow::Result<()> {
         "label": args.label, "items": args.items, "rounds": args.rounds, "warmup": args.warmup,
         "moves": args.moves, "keepalive": args.keepalive, "sides": {},
     });
-    for (side, (name, path)) in sides.iter().enumerate() {
+    for (side, (name, path, serve_args)) in sides.iter().enumerate() {
         if sides.len() > 1 {
-            println!("\n=== {name}: {} ({} runs; the tables pool them) ===", path.display(), runs[side].len());
+            let shown = serve_args.join(" ");
+            println!("\n=== {name}: {} {shown} ({} runs; the tables pool them) ===", path.display(), runs[side].len());
         }
         out["sides"][*name] = print_side(&runs[side]);
     }
@@ -148,7 +162,7 @@ async fn main() -> anyhow::Result<()> {
         out["comparison"] = compare(&runs[0], &runs[1], &scenarios);
     }
     if args.perf {
-        for (side, (name, _)) in sides.iter().enumerate() {
+        for (side, (name, _, _)) in sides.iter().enumerate() {
             if let Some(perf) = runs[side].last().and_then(|r| r.perf.as_ref()) {
                 println!("\n--perf table of {name} (its last run):\n{perf}");
             }
@@ -286,7 +300,7 @@ fn compare(a: &[Run], b: &[Run], scenarios: &[String]) -> Value {
 }
 
 /// The HTML report: the tables as printed, and a latency distribution per endpoint and scenario.
-fn html_report(args: &Args, sides: &[(&str, PathBuf)], runs: &[Vec<Run>], scenarios: &[String]) -> Report {
+fn html_report(args: &Args, sides: &[(&str, PathBuf, Vec<String>)], runs: &[Vec<Run>], scenarios: &[String]) -> Report {
     let mut notes = vec![format!(
         "{} items, {} rounds (+{} warm-up) of 6 reads and {} moves, {}.",
         args.items,
@@ -295,14 +309,14 @@ fn html_report(args: &Args, sides: &[(&str, PathBuf)], runs: &[Vec<Run>], scenar
         args.moves,
         if args.keepalive { "one kept-alive connection" } else { "a connection per request" }
     )];
-    for (name, path) in sides {
-        notes.push(format!("{name}: {}", path.display()));
+    for (name, path, serve_args) in sides {
+        notes.push(format!("{name}: {} {}", path.display(), serve_args.join(" ")));
     }
     let mut tables = Vec::new();
     let mut plots = Vec::new();
     for scenario in scenarios {
         let mut rows = Vec::new();
-        for (side, (name, _)) in sides.iter().enumerate() {
+        for (side, (name, _, _)) in sides.iter().enumerate() {
             let passes = pooled(&runs[side], scenario);
             let rps: Vec<f64> = passes.iter().map(|p| p.requests_per_second()).collect();
             let boots: Vec<f64> = runs[side].iter().map(|r| r.boot.as_secs_f64() * 1e3).collect();
@@ -317,7 +331,7 @@ fn html_report(args: &Args, sides: &[(&str, PathBuf)], runs: &[Vec<Run>], scenar
             let series = sides
                 .iter()
                 .enumerate()
-                .map(|(side, (name, _))| Series {
+                .map(|(side, (name, _, _))| Series {
                     label: name.to_string(),
                     samples_ms: pooled(&runs[side], scenario).iter().flat_map(|p| p.latencies(endpoint)).collect(),
                 })

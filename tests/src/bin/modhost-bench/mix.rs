@@ -216,10 +216,20 @@ fn validate(endpoint: Endpoint, reply: &Reply, player: &Player, moved_to: Option
 
 /// Starts the server on a fresh root holding `db`, and answers it with its boot time: from the
 /// process's start to the client's config answering `err` 0.
-async fn boot(modhost: &Path, root: &Path, db: &[u8], perf: bool) -> anyhow::Result<(ServeChild, Duration)> {
+async fn boot(
+    modhost: &Path,
+    root: &Path,
+    db: &[u8],
+    perf: bool,
+    args: &[String],
+) -> anyhow::Result<(ServeChild, Duration)> {
     std::fs::write(root.join("db.json"), db)?;
     let started = Instant::now();
-    let mut server = ServeChild::spawn(modhost, root, if perf { &["--perf"] } else { &[] })?;
+    let mut extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    if perf {
+        extra.push("--perf");
+    }
+    let mut server = ServeChild::spawn(modhost, root, &extra)?;
     let config = post("/client/game/config", &json!({}));
     for _ in 0..3000 {
         if let Ok(reply) = Client::connect(server.addr).await?.send(&config).await
@@ -306,16 +316,17 @@ async fn round(
     Ok(())
 }
 
-/// One whole run of the server at `modhost` on a fresh root holding `db`.
+/// One whole run of the server at `modhost` (with `args` added to `serve`) on a fresh root holding `db`.
 pub(crate) async fn run(
     modhost: &Path,
+    args: &[String],
     db: &[u8],
     opts: &Options,
     scenarios: &[String],
     progress: &ProgressBar,
 ) -> anyhow::Result<Run> {
     let root = tempfile::tempdir()?;
-    let (server, boot) = boot(modhost, root.path(), db, opts.perf).await?;
+    let (server, boot) = boot(modhost, root.path(), db, opts.perf, args).await?;
     let addr = server.addr;
     let player = player(addr).await?;
     let mut wire = Wire { addr, keepalive: opts.keepalive, client: None };

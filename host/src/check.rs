@@ -1,0 +1,246 @@
+//! `modhost check <mod folder or .wasm>`: vets a mod before anyone runs it for real.
+//!
+//! The mod is installed in a throwaway root with the default database (beside the built-in game,
+//! unless it is one of the built-ins), under strict limits (64 MiB, 2 s a call unless told otherwise,
+//! 10 s to load, no quarantine). Loading checks the manifest against the component (the world, its exports, its routes,
+//! conflicts) and runs `init`. Then each route gets generated requests: a valid JSON body, an empty one,
+//! malformed JSON, bytes that are not JSON, a 2 MiB body, and odd sessions (none, unknown, malformed).
+//! The report gives per route the answers by status, traps, timeouts, capability denials, peak memory
+//! and time per call. Any trap or timeout, or a mod that does not load, is a failure (exit code 1).
+
+use crate::config::Config;
+use crate::router::MatchKind;
+use crate::server::Server;
+use crate::wire;
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The limits a checked mod runs under (the player's defaults are looser), with the call deadline
+/// added by [`check`].
+const STRICT: &str = "memory_mib = 64\ninit_timeout_ms = 10000\nquarantine_after = 0\n";
+
+/// The call deadline `modhost check` uses unless told otherwise, in ms.
+pub const CALL_TIMEOUT_MS: u64 = 2000;
+
+/// One generated request.
+struct Probe {
+    name: &'static str,
+    body: Vec<u8>,
+    session: Option<&'static str>,
+}
+
+fn probes() -> Vec<Probe> {
+    let valid = Some("c4ec4ec4ec4ec4ec4ec4ec4e");
+    let big = format!("{{\"filler\":\"{}\"}}", "x".repeat(2 << 20));
+    vec![
+        Probe { name: "valid", body: wire::deflate_parts(&[bytes::Bytes::from_static(b"{}")]), session: valid },
+        Probe { name: "empty", body: Vec::new(), session: valid },
+        Probe { name: "malformed json", body: b"{\"unclosed\": [1, 2".to_vec(), session: valid },
+        Probe { name: "not json", body: vec![0xff, 0x00, 0xfe, 0x01, 0x80], session: valid },
+        Probe { name: "2 MiB body", body: wire::deflate_parts(&[bytes::Bytes::from(big)]), session: valid },
+        Probe { name: "no session", body: b"{}".to_vec(), session: None },
+        Probe { name: "unknown session", body: b"{}".to_vec(), session: Some("ffffffffffffffffffffffff") },
+        Probe { name: "malformed session", body: b"{}".to_vec(), session: Some("not-a-session") },
+    ]
+}
+
+/// The mod to check: its manifest text and component bytes.
+fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Vec<u8>)> {
+    let read = |p: &Path| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()));
+    if target.is_dir() {
+        let toml = read(&manifest.map_or_else(|| target.join("mod.toml"), Path::to_owned))?;
+        let parsed = crate::mods::Manifest::parse(&toml)?;
+        let wasm = target.join(format!("{}.wasm", parsed.id));
+        let bytes = std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
+        return Ok((toml, bytes));
+    }
+    let bytes = std::fs::read(target).with_context(|| format!("reading {}", target.display()))?;
+    let beside = target.with_file_name("mod.toml");
+    let toml = match manifest {
+        Some(path) => read(path)?,
+        None if beside.exists() => read(&beside)?,
+        None => {
+            // A bare component: name it after its file.
+            let stem = target.file_stem().and_then(|s| s.to_str()).unwrap_or("mod");
+            let id: String = stem
+                .to_ascii_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+                .collect();
+            format!("id = \"{}\"\nversion = \"0.0.0\"\n", id.trim_matches('-'))
+        }
+    };
+    Ok((toml, bytes))
+}
+
+/// A request on a new connection; answers the status, the body (inflated) and the time.
+async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u16, String, Duration)> {
+    let mut head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    if let Some(session) = probe.session {
+        head.push_str(&format!("Cookie: PHPSESSID={session}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", probe.body.len()));
+    let started = Instant::now();
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(&probe.body).await?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
+        .await
+        .context("no answer in 30 s")??;
+    let elapsed = started.elapsed();
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").context("an answer without a head")?;
+    let status = String::from_utf8_lossy(&answer[..split]).split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = &answer[split + 4..];
+    let body = match wire::looks_like_zlib(body).then(|| wire::inflate_body(body, 64 << 20)) {
+        Some(Ok(Some(inflated))) => inflated,
+        _ => body.to_vec(),
+    };
+    Ok((status, String::from_utf8_lossy(&body).into_owned(), elapsed))
+}
+
+/// Checks the mod at `target` (a folder with `mod.toml` and `<id>.wasm`, or a `.wasm` with an optional
+/// manifest) and answers the report; `report["passed"]` says whether it passed.
+pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64) -> anyhow::Result<Value> {
+    let strict = format!("{STRICT}call_timeout_ms = {call_timeout_ms}\n");
+    let (toml, wasm) = resolve(target, manifest)?;
+    let parsed = crate::mods::Manifest::parse(&toml)?;
+    let id = parsed.id.clone();
+    let root = tempfile::tempdir().context("a throwaway root")?;
+    let dir = root.path().join("mods").join(&id);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("mod.toml"), &toml)?;
+    std::fs::write(dir.join(format!("{id}.wasm")), &wasm)?;
+    std::fs::write(root.path().join("modhost.toml"), format!("[mods.{id}]\n{strict}"))?;
+
+    let mut config = Config::new(root.path());
+    config.addr = SocketAddr::from(([127, 0, 0, 1], 0));
+    // Beside the built-in game, so a route it would steal is reported, unless it is a built-in itself.
+    config.builtin_mods = !crate::mods::builtins().iter().flatten().any(|b| b.manifest.id == id);
+    let started = Instant::now();
+    let server = Server::start(config).await?;
+    let load_ms = started.elapsed().as_secs_f64() * 1e3;
+    if let Some((_, why)) = server.report().failed.iter().find(|(m, _)| *m == id || m.ends_with(&id)) {
+        return Ok(json!({"mod": id, "passed": false, "loaded": false, "reason": why}));
+    }
+    let module = server.app().mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
+    let routes: Vec<(String, MatchKind)> = server
+        .app()
+        .routes
+        .routes()
+        .into_iter()
+        .filter(|(_, _, owner)| *owner == id)
+        .map(|(path, kind, _)| (path.to_owned(), kind))
+        .collect();
+    let addr = server.local_addr()?;
+    let app = server.app().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+
+    let mut report_routes = Vec::new();
+    let mut passed = true;
+    for (route, kind) in &routes {
+        let path = if *kind == MatchKind::Prefix { format!("{route}check") } else { route.clone() };
+        let cx = module.context();
+        cx.peak_memory.store(0, Ordering::Relaxed);
+        let denials_before = cx.denials.load(Ordering::Relaxed);
+        let mut statuses: BTreeMap<String, u32> = BTreeMap::new();
+        let (mut traps, mut timeouts) = (Vec::new(), Vec::new());
+        let mut times = Vec::new();
+        for probe in probes() {
+            let (status, body, elapsed) = send(addr, &path, &probe).await?;
+            *statuses.entry(status.to_string()).or_insert(0) += 1;
+            times.push(elapsed.as_secs_f64() * 1e3);
+            if status == 500 && body.contains("trapped") {
+                traps.push(json!({"probe": probe.name, "answer": body}));
+            } else if status == 500 && body.contains("deadline") {
+                timeouts.push(json!({"probe": probe.name, "answer": body}));
+            }
+        }
+        passed &= traps.is_empty() && timeouts.is_empty();
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        let max = times.iter().copied().fold(0.0, f64::max);
+        report_routes.push(json!({
+            "route": route, "kind": if *kind == MatchKind::Exact { "exact" } else { "prefix" }, "path": path,
+            "statuses": statuses, "traps": traps, "timeouts": timeouts,
+            "denials": cx.denials.load(Ordering::Relaxed) - denials_before,
+            "peak_memory_kib": cx.peak_memory.load(Ordering::Relaxed) >> 10,
+            "mean_ms": mean, "max_ms": max,
+        }));
+    }
+    let _ = stop.send(());
+    let _ = serving.await;
+    drop(app);
+    Ok(json!({
+        "mod": id, "passed": passed, "loaded": true, "load_ms": load_ms,
+        "limits": strict.trim().split('\n').collect::<Vec<_>>(),
+        "grants": module.grants().describe(), "routes": report_routes,
+    }))
+}
+
+/// The report for people.
+pub fn text(report: &Value) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let id = report["mod"].as_str().unwrap_or("?");
+    if report["loaded"] == false {
+        let _ = writeln!(out, "FAIL {id}: it did not load: {}", report["reason"].as_str().unwrap_or(""));
+        return out;
+    }
+    let grants: Vec<&str> = report["grants"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let _ = writeln!(
+        out,
+        "{id}: loaded in {:.0} ms under strict limits ({}); grants: {}",
+        report["load_ms"].as_f64().unwrap_or(0.0),
+        report["limits"].as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
+        if grants.is_empty() { "none".to_owned() } else { grants.join("; ") }
+    );
+    let _ = writeln!(
+        out,
+        "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8} {:>8}",
+        "route", "answers", "traps", "timeouts", "denied", "peak KiB", "mean ms", "max ms"
+    );
+    for r in report["routes"].as_array().into_iter().flatten() {
+        let statuses: Vec<String> =
+            r["statuses"].as_object().into_iter().flatten().map(|(s, n)| format!("{s}x{n}")).collect();
+        let _ = writeln!(
+            out,
+            "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8.2} {:>8.2}",
+            format!("{}{}", r["route"].as_str().unwrap_or(""), if r["kind"] == "prefix" { "*" } else { "" }),
+            statuses.join(" "),
+            r["traps"].as_array().map_or(0, Vec::len),
+            r["timeouts"].as_array().map_or(0, Vec::len),
+            r["denials"],
+            r["peak_memory_kib"],
+            r["mean_ms"].as_f64().unwrap_or(0.0),
+            r["max_ms"].as_f64().unwrap_or(0.0)
+        );
+        for failure in r["traps"].as_array().into_iter().flatten().chain(r["timeouts"].as_array().into_iter().flatten())
+        {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                failure["probe"].as_str().unwrap_or(""),
+                failure["answer"].as_str().unwrap_or("")
+            );
+        }
+    }
+    let _ = writeln!(out, "{} {id}", if report["passed"] == true { "PASS" } else { "FAIL" });
+    out
+}
+
+/// Fails with the report's verdict, for the command's exit code.
+pub fn verdict(report: &Value) -> anyhow::Result<()> {
+    if report["passed"] != true {
+        bail!("modhost check: {} failed", report["mod"].as_str().unwrap_or("the mod"));
+    }
+    Ok(())
+}
