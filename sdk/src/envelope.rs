@@ -61,7 +61,14 @@ pub fn null() -> Response {
 /// assert_eq!(r.body_preview(), r#"{"err":255,"errmsg":"nickname taken","data":null}"#);
 /// ```
 pub fn error(code: i32, message: &str) -> Response {
+    // A struct, not a `json!` map: its fields keep this order whatever serde_json features the build
+    // unifies (`preserve_order` or sorted keys).
+    #[derive(Serialize)]
+    struct Failure<'a> {
+        err: i32,
+        errmsg: &'a str,
+        data: (),
+    }
     let code = if code == 0 { 1 } else { code };
-    let body = serde_json::json!({"err": code, "errmsg": message, "data": null});
-    Response::json(&body)
+    Response::json(&Failure { err: code, errmsg: message, data: () })
 }
