@@ -110,6 +110,9 @@ impl LimitOverrides {
             out.response_bytes = (positive("response_mib", mib as u64)? as usize) << 20;
         }
         if let Some(n) = self.table_elements {
+            if n > pool.table_elements {
+                return Err(format!("table_elements = {n}: must be at most {}", pool.table_elements));
+            }
             out.table_elements = n;
         }
         if let Some(n) = self.quarantine_after {
@@ -199,7 +202,8 @@ impl Default for Limits {
             // The store's value cap plus room for the key: a `set` at the cap must reach the store and
             // get its clear `too-large`, not trap on this limit first.
             hostcall_bytes: crate::store::MAX_VALUE_BYTES + (1 << 20),
-            table_elements: 100_000,
+            // Rust guests use a few hundred; JavaScript engines compiled to wasm some tens of thousands.
+            table_elements: 50_000,
             max_instances: 256,
             wasm_stack_bytes: 512 << 10,
             output_bytes: 64 << 10,

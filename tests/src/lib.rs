@@ -3,7 +3,7 @@
 //! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]). For the benchmarks:
 //! medians, percentiles and the exact Mann-Whitney test ([`stats`]), self-contained HTML reports with
 //! latency plots ([`report`]), `modhost serve` as a child process ([`child`]) and misbehaving clients
-//! ([`adversary`]).
+//! ([`adversary`]), and a hostile component Rust cannot write ([`table_bomb`]).
 
 pub mod adversary;
 pub mod child;
@@ -13,6 +13,7 @@ pub use modhost::gamedb;
 pub mod report;
 pub mod server;
 pub mod stats;
+pub mod table_bomb;
 pub mod torture;
 
 /// Paths of the guest components built by `build.rs` (once per test build).

@@ -23,6 +23,8 @@ pub(crate) fn build(limits: &Limits) -> wasmtime::Result<wasmtime::Engine> {
         .total_tables(instances.saturating_mul(4))
         .total_stacks(instances)
         .max_memory_size(limits.memory_bytes)
+        // The pool's own cap on a table: the per-mod `table_elements` can only lower it.
+        .table_elements(limits.table_elements)
         // Sized for the larger JavaScript and Python components.
         .max_core_instance_size(8 << 20)
         .max_component_instance_size(8 << 20)

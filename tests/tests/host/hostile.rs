@@ -113,3 +113,20 @@ async fn a_bad_players_file_stops_the_boot_saying_what_and_where() {
     let e = format!("{e:#}");
     assert!(e.contains("modhost.toml") && e.contains("memory_mb"), "{e}");
 }
+
+#[tokio::test]
+async fn a_mod_growing_a_table_is_stopped_at_the_table_cap() {
+    let wasm = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(wasm.path(), modhost_tests::table_bomb::component().unwrap()).unwrap();
+    let builder =
+        TestServer::builder().with_mod("tg", wasm.path().to_str().unwrap(), "").with_mod("hello", guests::HELLO, "");
+    std::fs::write(builder.root().join("modhost.toml"), "[mods.tg]\ntable_elements = 30000\n").unwrap();
+    let server = builder.start().await.unwrap();
+    assert!(server.report.failed.is_empty(), "{:?}", server.report.failed);
+    let reply = send(server.addr, &Call::get(modhost_tests::table_bomb::ROUTE)).await.unwrap();
+    let text = reply.text();
+    assert_eq!(reply.status, 500, "{text}");
+    // It grows by 10000 from 1: the player's cap of 30000 stops it at 30001, not the engine's end.
+    assert!(text.contains("growing table to 30001 elements"), "{text}");
+    assert_eq!(send(server.addr, &Call::get("/hello/item")).await.unwrap().status, 200);
+}
