@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup run build test check-mods example-hello bench bench-wrk
+.PHONY: setup setup-polyglot polyglot run build test check-mods example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -18,10 +18,24 @@ run: setup
 build: setup
 	cargo build --release -p modhost
 
+## polyglot: the mods written in other languages, with their own tools, into target/polyglot/:
+## JavaScript (componentize-js from npm, pinned in examples/hello-js/package-lock.json) and Python
+## (componentize-py from PyPI). `make setup-polyglot` installs the tools.
+POLYGLOT = target/polyglot
+COMPONENTIZE_PY = 0.25.1
+setup-polyglot:
+	@componentize-py --version 2>/dev/null | grep -q "$(COMPONENTIZE_PY)" || pip install --quiet "componentize-py==$(COMPONENTIZE_PY)"
+	cd examples/hello-js && npm ci --no-audit --no-fund
+
+polyglot: setup-polyglot
+	cd examples/hello-js && npm run build
+	examples/hello-python/build.sh
+	componentize-py -d wit -w plugin componentize -p tests/fixtures/python-escape -p $(POLYGLOT)/python-bindings app -o $(POLYGLOT)/python-escape.wasm
+
 ## test: every test of the project (release build, shared with `run` and the benchmarks), then the
 ## benchmark gate: the client's mix at a small scale, every answer validated, with a floor at about a
 ## third of what a 2-core machine does (a regression of kind, not of noise). It prints the number.
-test: setup
+test: setup polyglot
 	cargo test --release
 	@# `cargo test` built both binaries (integration tests need them); a separate `cargo build` would
 	@# unify features differently and rebuild half the dependencies (3.5 minutes on 2 cores).
@@ -35,6 +49,8 @@ GUESTS = target/wasm-guests/wasm32-wasip2/release
 check-mods:
 	RUST_LOG=error target/release/modhost check $(GUESTS)/emulator.wasm --manifest plugins/emulator/mod.toml
 	RUST_LOG=error target/release/modhost check $(GUESTS)/hello.wasm --manifest examples/hello/mod.toml
+	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-js.wasm --manifest examples/hello-js/mod.toml
+	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-python.wasm --manifest examples/hello-python/mod.toml
 
 ## example-hello: build examples/hello and install it into $(ROOT)/mods/hello/.
 example-hello: setup

@@ -11,6 +11,7 @@ mod hello;
 mod hostile;
 mod inventory;
 mod observe;
+mod polyglot;
 mod routing;
 mod sessions;
 mod store;
