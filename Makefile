@@ -19,15 +19,22 @@ build: setup
 	cargo build --release -p modhost
 
 ## polyglot: the mods written in other languages, with their own tools, into target/polyglot/:
-## JavaScript (componentize-js from npm, pinned in examples/hello-js/package-lock.json) and Python
-## (componentize-py from PyPI). `make setup-polyglot` installs the tools.
+## JavaScript (componentize-js from npm, pinned in examples/hello-js/package-lock.json), Python
+## (componentize-py from PyPI) and C (Debian's clang-19 and wasi-libc; the bindings are committed).
+## `make setup-polyglot` installs the tools.
 POLYGLOT = target/polyglot
 COMPONENTIZE_PY = 0.25.1
+C_PACKAGES = clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32
 setup-polyglot:
 	@componentize-py --version 2>/dev/null | grep -q "$(COMPONENTIZE_PY)" || pip install --quiet "componentize-py==$(COMPONENTIZE_PY)"
 	cd examples/hello-js && npm ci --no-audit --no-fund
+	@dpkg -s $(C_PACKAGES) >/dev/null 2>&1 || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(C_PACKAGES))
 
 polyglot: setup-polyglot
+	mkdir -p $(POLYGLOT)
+	@# C: a WASI 0.1 reactor module; `wrap-core` (tests/) makes it a component after `cargo test`.
+	clang-19 --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -o $(POLYGLOT)/hello-c.core.wasm \
+		examples/hello-c/hello.c examples/hello-c/bindings/plugin.c examples/hello-c/bindings/plugin_component_type.o
 	cd examples/hello-js && npm run build
 	examples/hello-python/build.sh
 	componentize-py -d wit -w plugin componentize -p tests/fixtures/python-escape -p $(POLYGLOT)/python-bindings app -o $(POLYGLOT)/python-escape.wasm
@@ -39,7 +46,7 @@ test: setup polyglot
 	cargo test --release
 	@# `cargo test` built both binaries (integration tests need them); a separate `cargo build` would
 	@# unify features differently and rebuild half the dependencies (3.5 minutes on 2 cores).
-	test -x target/release/modhost && test -x target/release/modhost-bench
+	test -x target/release/modhost && test -x target/release/modhost-bench && test -x target/release/wrap-core
 	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
 
@@ -51,6 +58,8 @@ check-mods:
 	RUST_LOG=error target/release/modhost check $(GUESTS)/hello.wasm --manifest examples/hello/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-js.wasm --manifest examples/hello-js/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-python.wasm --manifest examples/hello-python/mod.toml
+	target/release/wrap-core $(POLYGLOT)/hello-c.core.wasm $(POLYGLOT)/hello-c.wasm
+	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-c.wasm --manifest examples/hello-c/mod.toml
 
 ## example-hello: build examples/hello and install it into $(ROOT)/mods/hello/.
 example-hello: setup

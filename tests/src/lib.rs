@@ -3,11 +3,13 @@
 //! ([`guests`]), and a generator of SPT-shaped databases at any scale ([`gamedb`]). For the benchmarks:
 //! medians, percentiles and the exact Mann-Whitney test ([`stats`]), self-contained HTML reports with
 //! latency plots ([`report`]), `modhost serve` as a child process ([`child`]) and misbehaving clients
-//! ([`adversary`]), and a hostile component Rust cannot write ([`table_bomb`]).
+//! ([`adversary`]), a hostile component Rust cannot write ([`table_bomb`]), and C mods wrapped into components
+//! ([`core_wrap`]).
 
 pub mod adversary;
 pub mod child;
 pub mod client;
+pub mod core_wrap;
 /// The database generator lives in the host (`modhost gen-db`); re-exported for the tests.
 pub use modhost::gamedb;
 pub mod report;

@@ -1,6 +1,6 @@
 //! Mods written in other languages with their own tools (`make polyglot` builds them into
-//! `target/polyglot/`): each hello example answers exactly as the Rust one does, and a Python mod that
-//! tries to reach files, sockets or the environment is refused.
+//! `target/polyglot/`): each hello example (Rust, JavaScript, Python, C) answers exactly as the Rust
+//! one does, and a Python mod that tries to reach files, sockets or the environment is refused.
 
 use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, guests};
@@ -50,7 +50,14 @@ async fn the_hello_example_answers_the_same_in_every_language() {
     assert_eq!(rust[2]["body"]["data"]["visits"], 2);
     assert_eq!(rust[4]["status"], 404);
     assert_eq!(rust[5]["rouble stack"], 500000);
-    for (id, wasm) in [("hello-js", built("hello-js.wasm")), ("hello-python", built("hello-python.wasm"))] {
+    // C arrives as a WASI 0.1 core module; it becomes a component here, as `wrap-core` does.
+    let core = std::fs::read(built("hello-c.core.wasm")).unwrap();
+    let c = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(c.path(), modhost_tests::core_wrap::component(&core).unwrap()).unwrap();
+    let c = c.path().to_string_lossy().into_owned();
+    for (id, wasm) in
+        [("hello-js", built("hello-js.wasm")), ("hello-python", built("hello-python.wasm")), ("hello-c", c.clone())]
+    {
         assert_eq!(conversation(id, &wasm).await, rust, "{id} answers differently from the Rust hello");
     }
 }
