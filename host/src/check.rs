@@ -129,9 +129,9 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     if let Some((_, why)) = server.report().failed.iter().find(|(m, _)| *m == id || m.ends_with(&id)) {
         return Ok(json!({"mod": id, "passed": false, "loaded": false, "reason": why}));
     }
-    let module = server.app().mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
-    let routes: Vec<(String, MatchKind)> = server
-        .app()
+    let generation = server.app().generation();
+    let module = generation.mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
+    let routes: Vec<(String, MatchKind)> = generation
         .routes
         .routes()
         .into_iter()

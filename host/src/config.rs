@@ -28,6 +28,8 @@ pub struct Config {
     pub scratch_store: bool,
     /// Whether to load the mods embedded in the binary (tests turn this off to load only fixtures).
     pub builtin_mods: bool,
+    /// Reload when a mod's files or `db.json` change (`--watch`).
+    pub watch: bool,
     /// Limits on every mod call.
     pub limits: Limits,
     /// Deadlines of the HTTP front.
@@ -231,6 +233,7 @@ impl Config {
             strict: false,
             boot_wait: Duration::from_secs(30),
             builtin_mods: true,
+            watch: false,
             limits: Limits::default(),
             http: HttpDeadlines::default(),
             per_mod: BTreeMap::new(),

@@ -269,9 +269,12 @@ async fn respond(app: &App, request: Request<Incoming>, head: Option<Duration>) 
     let started = Instant::now();
     let mut trace = app.perf.as_ref().map(|_| Trace::default());
     let mut served = Served::default();
-    let (answer, identity) = if request.uri().path() == METRICS_PATH {
+    let path = request.uri().path();
+    let (answer, identity) = if path == METRICS_PATH {
         served.route = Some(METRICS_PATH.to_owned());
         (metrics(app), true)
+    } else if path == crate::status::PREFIX || path.starts_with("/modhost/") {
+        (host_page(app, &request, &mut served).await, true)
     } else {
         let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
         match answer(app, request, &mut served, trace.as_mut()).await {
@@ -303,6 +306,29 @@ fn metrics(app: &App) -> Answer {
         status: StatusCode::OK,
         headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
         body: vec![Part::Literal(Bytes::from(app.metrics.render()))],
+    }
+}
+
+/// A page under `/modhost/` (`status.rs`), always uncompressed: browsers and tools read it as is.
+async fn host_page(app: &App, request: &Request<Incoming>, served: &mut Served) -> Answer {
+    let path = request.uri().path();
+    let page = crate::status::answer(
+        app,
+        request.method().as_str(),
+        path,
+        request.headers().contains_key(crate::status::RELOAD_HEADER),
+    )
+    .await;
+    // Known pages are counted under their path; anything else under one pattern, so a client cannot
+    // grow the metrics table with made-up URLs.
+    served.route = Some(if page.status == 404 { "/modhost/*".to_owned() } else { path.to_owned() });
+    Answer {
+        status: StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        headers: vec![
+            (header::CONTENT_TYPE, HeaderValue::from_static(page.content_type)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        body: vec![Part::Literal(Bytes::from(page.body))],
     }
 }
 
@@ -364,8 +390,12 @@ async fn answer(
     let session =
         session_of(request.headers()).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?;
 
-    let found =
-        app.routes.find(&url).ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
+    // The request keeps this generation to its end: a reload that lands meanwhile serves the next one.
+    let generation = app.generation();
+    let found = generation
+        .routes
+        .find(&url)
+        .ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
     let (route, module) = (found.route.to_owned(), found.value.clone());
     served.route = Some(route.clone());
     lap(&mut trace, &mut clock, Phase::Route);
@@ -455,7 +485,7 @@ async fn answer(
     }
 
     let response = result.map_err(|e| mod_failed(module.id(), &e))?;
-    let answer = assemble(app, &module, response);
+    let answer = assemble(&generation.db, &module, response);
     lap(&mut trace, &mut clock, Phase::Assemble);
     answer
 }
@@ -484,7 +514,7 @@ fn mod_failed(id: &str, error: &CallError) -> Answer {
 }
 
 /// Builds the answer from a mod's response: checks its status and headers, splices db references.
-fn assemble(app: &App, module: &LoadedMod, response: ModResponse) -> Result<Answer, Answer> {
+fn assemble(db: &crate::db::Db, module: &LoadedMod, response: ModResponse) -> Result<Answer, Answer> {
     let (id, limit) = (module.id(), module.limits().response_bytes);
     let bad = |reason: String| {
         tracing::warn!("mod {id} answered badly: {reason}");
@@ -515,7 +545,7 @@ fn assemble(app: &App, module: &LoadedMod, response: ModResponse) -> Result<Answ
             Chunk::Bytes(bytes) => Part::Literal(Bytes::from(bytes)),
             Chunk::Db(path) => {
                 // One snapshot for the whole response: its parts never mix two versions of the db.
-                let snapshot = snapshot.get_or_insert_with(|| app.db.snapshot());
+                let snapshot = snapshot.get_or_insert_with(|| db.snapshot());
                 Part::Node(snapshot.node(&path).map_err(|e| bad(format!("db reference: {e}")))?)
             }
         };

@@ -1,17 +1,17 @@
 //! What the loaded mods are allowed and limited to, for people (`modhost mods`) and tools (`--json`):
 //! each mod's version, origin, grants, limits and routes, and the mods left out with why.
 
+use crate::generation::Generation;
 use crate::plugin::LoadedMod;
 use crate::router::MatchKind;
-use crate::server::{App, LoadReport};
 use serde_json::{Value, json};
 
 /// One mod as `modhost mods` shows it.
-fn describe(module: &LoadedMod, app: &App, report: &LoadReport) -> Value {
+fn describe(module: &LoadedMod, generation: &Generation) -> Value {
     let id = module.id();
-    let info = report.loaded.iter().find(|m| m.id == id);
+    let info = generation.report.loaded.iter().find(|m| m.id == id);
     let limits = module.limits();
-    let routes: Vec<Value> = app
+    let routes: Vec<Value> = generation
         .routes
         .routes()
         .into_iter()
@@ -21,6 +21,9 @@ fn describe(module: &LoadedMod, app: &App, report: &LoadReport) -> Value {
     json!({
         "id": id,
         "version": info.map(|i| i.version.clone()),
+        "name": info.and_then(|i| i.name.clone()),
+        "authors": info.map(|i| i.authors.clone()),
+        "requires": info.map(|i| i.requires.clone()),
         "origin": info.map(|i| format!("{:?}", i.origin)),
         "grants": module.grants().describe(),
         "limits": {
@@ -39,17 +42,18 @@ fn describe(module: &LoadedMod, app: &App, report: &LoadReport) -> Value {
     })
 }
 
-/// Every loaded mod and every mod left out, as JSON.
-pub fn mods_json(app: &App, report: &LoadReport) -> Value {
-    let loaded: Vec<Value> = app.mods.iter().map(|m| describe(m, app, report)).collect();
-    let failed: Vec<Value> = report.failed.iter().map(|(name, why)| json!({"mod": name, "reason": why})).collect();
+/// Every loaded mod of `generation` and every mod it left out, as JSON.
+pub fn mods_json(generation: &Generation) -> Value {
+    let loaded: Vec<Value> = generation.mods.iter().map(|m| describe(m, generation)).collect();
+    let failed: Vec<Value> =
+        generation.report.failed.iter().map(|(name, why)| json!({"mod": name, "reason": why})).collect();
     json!({"loaded": loaded, "failed": failed})
 }
 
 /// The same, for people.
-pub fn mods_text(app: &App, report: &LoadReport) -> String {
+pub fn mods_text(generation: &Generation) -> String {
     use std::fmt::Write;
-    let all = mods_json(app, report);
+    let all = mods_json(generation);
     let mut out = String::new();
     for m in all["loaded"].as_array().into_iter().flatten() {
         let _ = writeln!(

@@ -4,12 +4,15 @@
 //! - [`body_cache`]: compressed answers keyed by content and db-node identity (never stale).
 //! - [`conn_guard`]: the idle, head and write-stall deadlines hyper does not enforce.
 //! - [`config`]: the validated configuration and the limits every mod runs under.
-//! - [`server`]: boot (root, db, store, mods, routes) and [`Server::run`].
+//! - [`server`]: boot (root, store, listener, first generation), [`Server::run`], and reloads.
+//! - [`generation`]: one set of mods in load order, the db their inits built, their routes.
 //! - `http`: the hyper front: accept, deadlines, one request → one mod call.
 //! - [`wire`]: the SPT wire rules as pure functions (zlib both ways, session sources, identity).
 //! - [`session`]: session ids and the per-session lock.
 //! - [`router`]: the route table (exact beats prefix, longest prefix wins).
 //! - [`perf`]: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
+//! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`metrics`]: `/metrics`, per-route counters and latency histograms (Prometheus text format).
 //! - [`gamedb`]: a deterministic generator of SPT-shaped databases (`modhost gen-db`).
 //! - [`db`]: the game database engine (no wasmtime, no hyper).
@@ -28,6 +31,7 @@ pub mod config;
 pub mod conn_guard;
 pub mod db;
 pub mod gamedb;
+pub mod generation;
 mod http;
 pub mod inspect;
 pub mod metrics;
@@ -37,7 +41,9 @@ pub mod plugin;
 pub mod router;
 pub mod server;
 pub mod session;
+pub mod status;
 pub mod store;
+pub mod watch;
 pub mod wire;
 
 pub use config::{Config, Limits};

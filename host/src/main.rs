@@ -27,6 +27,16 @@ enum Command {
     /// Vet a mod (a folder with mod.toml and <id>.wasm, or a .wasm): load it in a throwaway root under
     /// strict limits, send each route generated requests, report per route; exit 1 on a trap or timeout.
     Check(CheckArgs),
+    /// Ask the server on 127.0.0.1:PORT to reload its mods and db.json (as `serve --watch` does on a
+    /// change); prints the outcome, exits 1 when the reload was refused (the old mods keep serving).
+    Reload(ReloadArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ReloadArgs {
+    /// The server's port.
+    #[arg(long, env = "MODHOST_PORT", default_value_t = 6969)]
+    port: u16,
 }
 
 #[derive(clap::Args, Debug)]
@@ -75,9 +85,14 @@ struct ServeArgs {
     /// fsync every store commit (temp file and directory): survives power loss, costs a few ms a write.
     #[arg(long, env = "MODHOST_STORE_DURABLE")]
     store_durable: bool,
-    /// Refuse to start when any mod fails to load (by default the server starts without it).
+    /// Refuse to start when any mod fails to load (by default the server starts without it); a reload
+    /// is then refused when any mod fails.
     #[arg(long)]
     strict: bool,
+    /// Reload when a mod's files (<root>/mods/) or <root>/db.json change: the new mods and db are built
+    /// beside the serving ones and swapped in when they load; requests in flight finish on the old.
+    #[arg(long)]
+    watch: bool,
     /// Run mods WITHOUT deadlines, memory and table caps or the host-call copy cap: only to measure what
     /// they cost (modhost-bench --vs-args). A looping or greedy mod then stalls the server.
     #[arg(long)]
@@ -106,6 +121,7 @@ impl ServeArgs {
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         config.store_durable = self.store_durable;
         config.strict = self.strict;
+        config.watch = self.watch;
         config.perf = self.perf;
         config.limits.enforce = !self.no_limits;
         if self.no_limits {
@@ -149,6 +165,7 @@ fn main() -> anyhow::Result<()> {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
             runtime.block_on(mods(args))
         }
+        Command::Reload(args) => reload(args.port),
         Command::Serve(args) => {
             let config = args.into_config()?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
@@ -175,11 +192,49 @@ async fn mods(args: ModsArgs) -> anyhow::Result<()> {
     config.scratch_store = true;
     let server = Server::start(config).await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&modhost::inspect::mods_json(server.app(), server.report()))?);
+        println!("{}", serde_json::to_string_pretty(&modhost::inspect::mods_json(&server.app().generation()))?);
     } else {
-        print!("{}", modhost::inspect::mods_text(server.app(), server.report()));
+        print!("{}", modhost::inspect::mods_text(&server.app().generation()));
     }
     Ok(())
+}
+
+/// `modhost reload`: one POST to the running server's `/modhost/reload`.
+fn reload(port: u16) -> anyhow::Result<()> {
+    use std::io::{Read, Write};
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .with_context(|| format!("no modhost server answers on {addr}"))?;
+    // A reload compiles changed mods: a JavaScript one takes tens of seconds the first time.
+    stream.set_read_timeout(Some(Duration::from_secs(600)))?;
+    let request = format!(
+        "POST /modhost/reload HTTP/1.1\r\nHost: {addr}\r\n{}: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        modhost::status::RELOAD_HEADER
+    );
+    stream.write_all(request.as_bytes())?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).context("reading the server's answer")?;
+    let text = String::from_utf8_lossy(&answer);
+    let (head, body) = text.split_once("\r\n\r\n").context("the server's answer has no body")?;
+    let status = head.split(' ').nth(1).unwrap_or("?");
+    let outcome: serde_json::Value = serde_json::from_str(body).with_context(|| format!("{status}: {body}"))?;
+    if outcome["ok"] == true {
+        println!(
+            "reloaded in {:.0} ms: generation {} serving",
+            outcome["took_ms"].as_f64().unwrap_or(0.0),
+            outcome["generation"]
+        );
+        for m in outcome["loaded"].as_array().into_iter().flatten() {
+            println!("  {}", m.as_str().unwrap_or_default());
+        }
+        for f in outcome["failed"].as_array().into_iter().flatten() {
+            println!("  left out: {}: {}", f[0].as_str().unwrap_or_default(), f[1].as_str().unwrap_or_default());
+        }
+        Ok(())
+    } else {
+        let why = outcome["reason"].as_str().or(outcome["error"].as_str()).unwrap_or(body);
+        anyhow::bail!("reload refused ({status}); generation {} still serving: {why}", outcome["generation"])
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -85,6 +85,56 @@ impl Metrics {
     }
 }
 
+/// One route's totals, for the status page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RouteStats {
+    /// Requests answered.
+    pub count: u64,
+    /// Of those, answered with a status of 400 or more.
+    pub errors: u64,
+    /// Mean time from head to answer, in milliseconds.
+    pub mean_ms: f64,
+    /// The median and the 99th percentile, as the upper bound of the bucket they fall in (an
+    /// over-estimate by at most one bucket), in milliseconds; `None` past the last bucket.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl Metrics {
+    /// Totals per route pattern.
+    pub fn route_stats(&self) -> BTreeMap<String, RouteStats> {
+        let tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut errors: BTreeMap<&str, u64> = BTreeMap::new();
+        for ((route, _, status), n) in &tables.requests {
+            if *status >= 400 {
+                *errors.entry(route).or_insert(0) += n;
+            }
+        }
+        let quantile = |h: &Histogram, q: f64| {
+            let rank = (q * h.count as f64).ceil().max(1.0) as u64;
+            let mut cumulative = 0;
+            BUCKETS.iter().zip(h.buckets).find_map(|(bound, n)| {
+                cumulative += n;
+                (cumulative >= rank).then_some(bound * 1e3)
+            })
+        };
+        tables
+            .latency
+            .iter()
+            .map(|(route, h)| {
+                let stats = RouteStats {
+                    count: h.count,
+                    errors: errors.get(route.as_str()).copied().unwrap_or(0),
+                    mean_ms: if h.count == 0 { 0.0 } else { h.sum_seconds * 1e3 / h.count as f64 },
+                    p50_ms: quantile(h, 0.5),
+                    p99_ms: quantile(h, 0.99),
+                };
+                (route.clone(), stats)
+            })
+            .collect()
+    }
+}
+
 /// A label value as the text format wants it: backslash, quote and newline escaped.
 fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
@@ -110,5 +160,11 @@ mod tests {
         assert!(text.contains("bucket{route=\"/a\",le=\"+Inf\"} 3\n"), "{text}");
         assert!(text.contains("count{route=\"/a\"} 3\n"), "{text}");
         assert!(text.contains("route=\"/q\\\"\""), "label values are escaped: {text}");
+        let stats = m.route_stats();
+        let a = &stats["/a"];
+        assert_eq!((a.count, a.errors), (3, 1));
+        assert_eq!((a.p50_ms, a.p99_ms), (Some(5.0), None), "{a:?}");
+        assert!((a.mean_ms - 20001.1).abs() < 0.01, "{a:?}");
+        assert_eq!(stats["/q\""].p50_ms, Some(0.5));
     }
 }

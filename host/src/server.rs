@@ -1,43 +1,38 @@
-//! Boot: prepare the root, load the db and store, load every mod (compile, routes, init) in order,
-//! build the route table, bind the listener. [`Server::run`] then serves until shutdown.
+//! Boot: prepare the root, open the store, bind the listener, build the first [`Generation`] (db and
+//! mods, see `generation.rs`). [`Server::run`] then serves until shutdown; [`App::reload`] builds the
+//! next generation beside the serving one and swaps it in.
 //!
-//! Key types: [`Server`], [`App`] (what every request needs, shared), [`LoadReport`].
+//! Key types: [`Server`], [`App`] (what every request needs, shared), [`ReloadOutcome`].
 //!
-//! A mod that fails to load (bad manifest, compile or link error, a route another mod already claims,
-//! a failing `init`) is left out and reported, and the server starts without it, unless `strict`.
-//! Route conflicts are checked before a mod's `init` runs, so a refused mod never patches the db.
+//! A mod that fails to load is left out and reported, and the server starts without it, unless
+//! `strict`. A reload is all or nothing: it swaps only when the new generation loads every mod the
+//! serving one runs (and, under `strict`, every mod found); otherwise the serving generation stays and
+//! the outcome says why.
 
 use crate::config::Config;
-use crate::db::Db;
-use crate::mods::{self, Origin};
-use crate::plugin::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
-use crate::router::{MatchKind, RouteTable, RouteTableBuilder};
+use crate::generation::Generation;
+pub use crate::generation::{LoadReport, LoadedInfo};
+use crate::plugin::Runtime;
 use crate::session::SessionLocks;
 use crate::store::Store;
 use anyhow::{Context as _, bail};
+use arc_swap::ArcSwap;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpListener;
-
-/// The small database written to an empty root so `modhost serve` works out of the box.
-/// Templates in the database a new root starts with: the generator's shape at a size that boots at
-/// once (about 0.2 MB). A player's real database replaces `<root>/db.json`.
-const DEFAULT_DB_ITEMS: u64 = 100;
 
 /// What every request needs. Shared by all connections.
 #[derive(Debug)]
 pub struct App {
     /// The configuration the server started with.
     pub config: Config,
-    /// The game database.
-    pub db: Arc<Db>,
-    /// The per-session locks.
+    /// The durable store: shared by every generation, never touched by a reload.
+    pub store: Arc<Store>,
+    /// The per-session locks (shared across generations, so one session's requests never overlap
+    /// even when a reload lands between them).
     pub sessions: SessionLocks,
-    /// Which mod answers which route.
-    pub routes: RouteTable<Arc<LoadedMod>>,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
     pub body_cache: crate::body_cache::BodyCache,
     /// Request body bytes held in memory across all connections, one permit a byte.
@@ -46,36 +41,106 @@ pub struct App {
     pub perf: Option<Arc<crate::perf::Perf>>,
     /// Per-route counters and latency histograms, served at `/metrics`.
     pub metrics: crate::metrics::Metrics,
-    /// The loaded mods, in load order.
-    pub mods: Vec<Arc<LoadedMod>>,
-    /// Kept alive for the mods' instances (engine and epoch ticker).
-    _runtime: Runtime,
+    /// The serving generation: mods, routes, db.
+    current: ArcSwap<Generation>,
+    /// One reload at a time.
+    reloading: tokio::sync::Mutex<()>,
+    /// The last reload's outcome, for the status page.
+    last_reload: std::sync::Mutex<Option<ReloadOutcome>>,
+    /// The engine, linker and instance pool every generation's mods run in.
+    runtime: Arc<Runtime>,
+    /// When the server started (for the status page's uptime).
+    pub started: Instant,
     /// The throwaway store directory of `scratch_store`, removed with the app.
     _scratch: Option<tempfile::TempDir>,
 }
 
-/// One loaded mod, for the report.
-#[derive(Debug, Clone)]
-pub struct LoadedInfo {
-    /// Its id.
-    pub id: String,
-    /// Its version.
-    pub version: String,
-    /// Built in, or from a folder.
-    pub origin: Origin,
-    /// Whether its compiled form came from the cache.
-    pub compile: CompileSource,
-    /// Time to compile or load it, link it, and run `routes` and `init`.
-    pub load_time: Duration,
+/// What a reload did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReloadOutcome {
+    /// Whether the new generation is serving.
+    pub ok: bool,
+    /// The generation serving after the reload.
+    pub generation: u64,
+    /// Why the reload was refused (the old generation still serves).
+    pub reason: Option<String>,
+    /// From the request to the swap (or the refusal), in milliseconds.
+    pub took_ms: f64,
+    /// The mods the new generation loaded (`id version`), in load order.
+    pub loaded: Vec<String>,
+    /// The mods it left out, with why.
+    pub failed: Vec<(String, String)>,
+    /// When it finished, in milliseconds since the Unix epoch.
+    pub at_unix_ms: u64,
 }
 
-/// What the boot loaded and what it left out.
-#[derive(Debug, Clone, Default)]
-pub struct LoadReport {
-    /// The mods that loaded, in load order.
-    pub loaded: Vec<LoadedInfo>,
-    /// The mods left out: (name or folder, reason).
-    pub failed: Vec<(String, String)>,
+impl App {
+    /// The serving generation. A request takes it once and keeps it to the end.
+    pub fn generation(&self) -> Arc<Generation> {
+        self.current.load_full()
+    }
+
+    /// The last reload's outcome, if there was one.
+    pub fn last_reload(&self) -> Option<ReloadOutcome> {
+        self.last_reload.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Builds the next generation from `db.json` and the mods on disk now, and swaps it in when it
+    /// loads every mod the serving generation runs. Requests in flight finish on the generation they
+    /// started on; the store is not touched. Concurrent calls run one after the other.
+    pub async fn reload(&self) -> ReloadOutcome {
+        let _one = self.reloading.lock().await;
+        let started = Instant::now();
+        let old = self.generation();
+        let built = Generation::build(old.number + 1, &self.config, &self.runtime, &self.store).await;
+        let refusal = match &built {
+            Err(e) => Some(format!("{e:#}")),
+            Ok(new) => {
+                let lost: Vec<String> = new
+                    .report
+                    .failed
+                    .iter()
+                    .filter(|(id, _)| self.config.strict || old.report.loaded.iter().any(|m| &m.id == id))
+                    .map(|(id, why)| format!("{id}: {why}"))
+                    .collect();
+                (!lost.is_empty()).then(|| {
+                    let what =
+                        if self.config.strict { "--strict: mods failed" } else { "mods now running would be lost" };
+                    format!("{what}: {}", lost.join("; "))
+                })
+            }
+        };
+        let (loaded, failed) = match &built {
+            Ok(new) => (
+                new.report.loaded.iter().map(|m| format!("{} {}", m.id, m.version)).collect(),
+                new.report.failed.clone(),
+            ),
+            Err(_) => (Vec::new(), Vec::new()),
+        };
+        let generation = match (built, &refusal) {
+            (Ok(new), None) => {
+                let number = new.number;
+                self.current.store(Arc::new(new));
+                number
+            }
+            _ => old.number,
+        };
+        let outcome = ReloadOutcome {
+            ok: refusal.is_none(),
+            generation,
+            reason: refusal,
+            took_ms: started.elapsed().as_secs_f64() * 1e3,
+            loaded,
+            failed,
+            at_unix_ms: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        };
+        match &outcome.reason {
+            None => tracing::info!("reloaded: generation {} serving, built in {:.0} ms", generation, outcome.took_ms),
+            Some(why) => tracing::error!("reload refused, generation {generation} still serving: {why}"),
+        }
+        *self.last_reload.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome.clone());
+        outcome
+    }
 }
 
 /// A server that has loaded its mods and bound its socket.
@@ -108,7 +173,6 @@ impl Server {
                 crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", root.display()))?;
             config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", player_file.display()))?;
         }
-        let db = Arc::new(load_db(root)?);
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
         let store = Arc::new(Store::open(&store_dir, config.store_durable)?);
@@ -117,71 +181,30 @@ impl Server {
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
         tracing::info!("listening on {}", listener.local_addr()?);
         let early = crate::http::EarlyAccept::start(listener.clone(), config.boot_wait);
-        let runtime = Runtime::new(config.limits.clone(), Some(root.join("cache")))?;
+        let runtime = Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")))?);
 
-        let mut sources = Vec::new();
-        if config.builtin_mods {
-            sources.extend(mods::builtins());
-        }
-        sources.extend(mods::discover(&root.join("mods")));
-
-        let mut report = LoadReport::default();
-        let mut mods_loaded = Vec::new();
-        let mut builder = RouteTableBuilder::default();
-        for source in sources {
-            let source = match source {
-                Ok(source) => source,
-                Err(e) => {
-                    report.failed.push((e.folder.display().to_string(), e.reason));
-                    continue;
-                }
-            };
-            let id = source.manifest.id.clone();
-            let t0 = Instant::now();
-            let limits = config.limits_for(&id);
-            match load_one(&runtime, &source, limits, &db, &store, &report, &mut builder).await {
-                Ok((loaded, compile)) => {
-                    mods_loaded.push(loaded);
-                    let info = LoadedInfo {
-                        id: id.clone(),
-                        version: source.manifest.version.clone(),
-                        origin: source.origin.clone(),
-                        compile,
-                        load_time: t0.elapsed(),
-                    };
-                    tracing::info!(
-                        "loaded mod {id} {} ({:?}, {:?}) in {:.1} ms",
-                        info.version,
-                        info.origin,
-                        compile,
-                        info.load_time.as_secs_f64() * 1e3
-                    );
-                    report.loaded.push(info);
-                }
-                Err(e) => {
-                    tracing::error!("mod {id} was not loaded: {e:#}");
-                    report.failed.push((id, format!("{e:#}")));
-                }
-            }
-        }
-        if config.strict && !report.failed.is_empty() {
-            let list: Vec<String> = report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
+        let first = Generation::build(1, &config, &runtime, &store).await?;
+        if config.strict && !first.report.failed.is_empty() {
+            let list: Vec<String> = first.report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
             bail!("--strict: {} mod(s) failed to load:\n{}", list.len(), list.join("\n"));
         }
+        let report = first.report.clone();
 
         let body_cache = crate::body_cache::BodyCache::new(config.limits.body_cache_bytes);
         let perf = config.perf.then(Arc::default);
         let app = App {
             config,
-            db,
+            store,
             sessions: SessionLocks::default(),
-            routes: builder.build(),
             body_cache,
             body_budget: Arc::new(tokio::sync::Semaphore::new(crate::http::REQUEST_BYTES_BUDGET)),
             perf,
             metrics: crate::metrics::Metrics::default(),
-            mods: mods_loaded,
-            _runtime: runtime,
+            current: ArcSwap::from_pointee(first),
+            reloading: tokio::sync::Mutex::new(()),
+            last_reload: std::sync::Mutex::new(None),
+            runtime,
+            started,
             _scratch: scratch,
         };
         Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
@@ -192,7 +215,7 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// What the boot loaded and left out.
+    /// What the boot loaded and left out (the first generation's report).
     pub fn report(&self) -> &LoadReport {
         &self.report
     }
@@ -224,6 +247,12 @@ impl Server {
                 }
             })
         });
+        // Dropped when serving ends: the watcher and the SIGHUP handler stop with the server.
+        let _watch = match self.app.config.watch {
+            true => Some(crate::watch::start(self.app.clone()).context("starting --watch")?),
+            false => None,
+        };
+        let _hangup = reload_on_hangup(self.app.clone());
         let served = crate::http::serve(self.listener, self.early, self.app, shutdown).await;
         if let Some((perf, path)) = perf {
             writer.into_iter().for_each(|w| w.abort());
@@ -235,56 +264,26 @@ impl Server {
     }
 }
 
-fn load_db(root: &Path) -> anyhow::Result<Db> {
-    let path = root.join("db.json");
-    if !path.exists() {
-        // Written aside and renamed, so a crash here never leaves a half database to fail the next boot.
-        let text = serde_json::to_vec(&crate::gamedb::database(DEFAULT_DB_ITEMS))?;
-        let aside = root.join("db.json.new");
-        std::fs::write(&aside, text)
-            .and_then(|()| std::fs::rename(&aside, &path))
-            .with_context(|| format!("writing the default {}", path.display()))?;
-        tracing::info!("wrote a default database to {}", path.display());
-    }
-    Ok(Db::load(&path)?)
+/// SIGHUP reloads, as daemons do. The handle aborts the listener when dropped.
+fn reload_on_hangup(app: Arc<App>) -> AbortOnDrop {
+    AbortOnDrop(tokio::spawn(async move {
+        #[cfg(unix)]
+        if let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+            while hangup.recv().await.is_some() {
+                tracing::info!("SIGHUP: reloading");
+                app.reload().await;
+            }
+        }
+        #[cfg(not(unix))]
+        drop(app);
+    }))
 }
 
-async fn load_one(
-    runtime: &Runtime,
-    source: &mods::ModSource,
-    limits: crate::config::Limits,
-    db: &Arc<Db>,
-    store: &Arc<Store>,
-    report: &LoadReport,
-    builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
-) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
-    let id = &source.manifest.id;
-    if report.loaded.iter().any(|m| &m.id == id) {
-        bail!("another mod with id `{id}` is already loaded");
+/// A task stopped when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
-    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), source.manifest.grants()));
-    let (loaded, compile) = runtime.load(&source.wasm, cx, source.manifest.reuse, limits)?;
-    let loaded = Arc::new(loaded);
-    let routes: Vec<(String, MatchKind)> = loaded
-        .routes()
-        .await
-        .context("asking for its routes")?
-        .into_iter()
-        .map(|r| {
-            let kind = match r.kind {
-                WitMatchKind::Exact => MatchKind::Exact,
-                WitMatchKind::Prefix => MatchKind::Prefix,
-            };
-            (r.path, kind)
-        })
-        .collect();
-    builder.check(id, &routes)?;
-    // A mod whose init fails is left out, and so are the patches it made before failing.
-    let before = db.snapshot();
-    if let Err(e) = loaded.init().await {
-        db.restore(before);
-        return Err(anyhow::Error::from(e).context("its init failed (its db patches were undone)"));
-    }
-    builder.add_all(id, &routes, loaded.clone())?;
-    Ok((loaded, compile))
 }

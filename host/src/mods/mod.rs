@@ -1,12 +1,15 @@
 //! Finding mods: the built-ins embedded in the binary and the player's `<root>/mods/<id>/` folders.
 //!
-//! Key types: [`Manifest`] and [`ModSource`]. Loading them (compile, routes, init) is `server.rs`'s job.
+//! Key types: [`Manifest`], [`ModSource`], and [`resolve`] (which can load together, in what order).
+//! Loading them (compile, routes, init) is `server.rs`'s job.
 
 mod grants;
 mod manifest;
+mod resolve;
 
 pub use grants::{Grants, GrantsToml};
-pub use manifest::{Manifest, ManifestError};
+pub use manifest::{API_VERSION, Manifest, ManifestError};
+pub use resolve::{Resolution, resolve};
 
 use std::path::{Path, PathBuf};
 

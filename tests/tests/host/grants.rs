@@ -26,9 +26,9 @@ async fn db_writes_outside_the_grants_are_denied_and_change_nothing() {
         let error = answer["error"].as_str().unwrap_or_else(|| panic!("{path}: {answer}"));
         assert!(error.starts_with("denied: mod fx:") && error.contains("db_write"), "{path}: {error}");
     }
-    let db = server.app.db.get("globals").unwrap();
+    let db = server.app.generation().db.get("globals").unwrap();
     assert!(!String::from_utf8_lossy(&db).contains("hacked"), "a denied patch changed the db");
-    assert!(server.app.db.exists("fx.a.b").unwrap());
+    assert!(server.app.generation().db.exists("fx.a.b").unwrap());
 }
 
 /// A fixture server granted `grants`, whose store already holds `other`'s key `k` = `v`.

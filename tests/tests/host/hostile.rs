@@ -41,7 +41,7 @@ async fn every_attack_is_stopped_with_a_clear_answer_and_the_server_keeps_servin
         let hello = send(server.addr, &Call::get("/hello/item")).await.unwrap();
         assert_eq!(hello.status, 200, "after {path}: {}", hello.text());
     }
-    assert!(!String::from_utf8_lossy(&server.app.db.get("templates").unwrap()).contains("\"x\":1"));
+    assert!(!String::from_utf8_lossy(&server.app.generation().db.get("templates").unwrap()).contains("\"x\":1"));
 }
 
 #[tokio::test]
@@ -101,7 +101,7 @@ async fn the_players_limits_for_one_mod_hold_and_the_others_keep_theirs() {
     // 16 MiB of memory: 20 MiB of answer cannot even be built.
     let reply = send(server.addr, &Call::get("/fx/big/20000000")).await.unwrap();
     assert!(reply.status == 500 && reply.text().contains("trapped"), "{}", reply.text());
-    let hello = server.app.routes.find("/hello/item").unwrap().value.limits().clone();
+    let hello = server.app.generation().routes.find("/hello/item").unwrap().value.limits().clone();
     assert_eq!((hello.memory_bytes, hello.call_deadline), (128 << 20, Duration::from_secs(5)));
 }
 

@@ -1,0 +1,221 @@
+//! A generation: one consistent set of loaded mods, the db their `init`s built, and the routes they
+//! claim. The boot builds the first; a reload builds the next beside it and swaps it in whole.
+//!
+//! Building one: find the mods (built-ins, then `<root>/mods/`), resolve their relations into a load
+//! order (`mods::resolve`), read `db.json` into a fresh tree, then per mod in order: compile (off the
+//! async workers: a JavaScript mod takes seconds), link, ask its routes, run its `init`. A mod that fails
+//! any step is left out with the patches its `init` made undone, and so is every later mod that
+//! requires it. Nothing here touches the serving generation or the store's files beyond what `init`
+//! writes through the usual API.
+//!
+//! Key types: [`Generation`], [`LoadReport`].
+
+use crate::config::Config;
+use crate::db::Db;
+use crate::mods::{self, Origin};
+use crate::plugin::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
+use crate::router::{MatchKind, RouteTable, RouteTableBuilder};
+use crate::store::Store;
+use anyhow::Context as _;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Templates in the database a new root starts with: the generator's shape at a size that boots at
+/// once (about 0.2 MB). A player's real database replaces `<root>/db.json`.
+const DEFAULT_DB_ITEMS: u64 = 100;
+
+/// One loaded set of mods and the db they built. Immutable; requests hold it (an `Arc`) from route
+/// lookup to the last db reference they splice, so a reload never changes a request's world midway.
+#[derive(Debug)]
+pub struct Generation {
+    /// 1 for the boot's, then one more per successful reload.
+    pub number: u64,
+    /// The game database, as `db.json` plus this generation's `init` patches (and later runtime patches).
+    pub db: Arc<Db>,
+    /// Which mod answers which route.
+    pub routes: RouteTable<Arc<LoadedMod>>,
+    /// The loaded mods, in load order.
+    pub mods: Vec<Arc<LoadedMod>>,
+    /// What was loaded and left out.
+    pub report: LoadReport,
+    /// When it was built (wall clock, for the status page).
+    pub built_at: SystemTime,
+    /// How long building it took.
+    pub build_time: Duration,
+}
+
+/// One loaded mod, for the report.
+#[derive(Debug, Clone)]
+pub struct LoadedInfo {
+    /// Its id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Its display name, when it has one.
+    pub name: Option<String>,
+    /// Who wrote it.
+    pub authors: Vec<String>,
+    /// What it requires (`id range`).
+    pub requires: Vec<String>,
+    /// Built in, or from a folder.
+    pub origin: Origin,
+    /// Whether its compiled form came from the cache.
+    pub compile: CompileSource,
+    /// Time to compile or load it, link it, and run `routes` and `init`.
+    pub load_time: Duration,
+}
+
+/// What a build loaded and what it left out.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// The mods that loaded, in load order.
+    pub loaded: Vec<LoadedInfo>,
+    /// The mods left out: (id, or the folder when no manifest could be read; reason).
+    pub failed: Vec<(String, String)>,
+}
+
+impl Generation {
+    /// Builds generation `number` from the root's `db.json` and mods.
+    pub(crate) async fn build(
+        number: u64,
+        config: &Config,
+        runtime: &Arc<Runtime>,
+        store: &Arc<Store>,
+    ) -> anyhow::Result<Generation> {
+        let started = Instant::now();
+        let root = config.root.clone();
+        let db = Arc::new(tokio::task::spawn_blocking(move || load_db(&root)).await.context("reading the db")??);
+
+        let mut found = Vec::new();
+        if config.builtin_mods {
+            found.extend(mods::builtins());
+        }
+        found.extend(mods::discover(&config.root.join("mods")));
+        let mut report = LoadReport::default();
+        let mut sources = Vec::new();
+        for source in found {
+            match source {
+                Ok(source) => sources.push(source),
+                Err(e) => report.failed.push((e.folder.display().to_string(), e.reason)),
+            }
+        }
+        let manifests: Vec<&mods::Manifest> = sources.iter().map(|s| &s.manifest).collect();
+        let resolution = mods::resolve(&manifests, &mods::API_VERSION);
+        for (i, why) in &resolution.refused {
+            tracing::error!("mod {} was not loaded: {why}", sources[*i].manifest.id);
+            report.failed.push((sources[*i].manifest.id.clone(), why.clone()));
+        }
+
+        let mut sources: Vec<Option<mods::ModSource>> = sources.into_iter().map(Some).collect();
+        let mut failed: HashSet<String> = HashSet::new();
+        let mut loaded = Vec::new();
+        let mut builder = RouteTableBuilder::default();
+        for i in resolution.order {
+            let Some(source) = sources[i].take() else { continue };
+            let id = source.manifest.id.clone();
+            let t0 = Instant::now();
+            let outcome = match source.manifest.requires.keys().find(|dep| failed.contains(*dep)) {
+                Some(dep) => Err(anyhow::anyhow!("it requires `{dep}`, which failed to load")),
+                None => load_one(runtime, &source, config.limits_for(&id), &db, store, &mut builder).await,
+            };
+            match outcome {
+                Ok((module, compile)) => {
+                    let m = &source.manifest;
+                    let info = LoadedInfo {
+                        id: id.clone(),
+                        version: m.version.to_string(),
+                        name: m.name.clone(),
+                        authors: m.authors.clone(),
+                        requires: m.requires.iter().map(|(id, range)| format!("{id} {range}")).collect(),
+                        origin: source.origin.clone(),
+                        compile,
+                        load_time: t0.elapsed(),
+                    };
+                    tracing::info!(
+                        "loaded mod {id} {} ({:?}, {:?}) in {:.1} ms",
+                        info.version,
+                        info.origin,
+                        compile,
+                        info.load_time.as_secs_f64() * 1e3
+                    );
+                    report.loaded.push(info);
+                    loaded.push(module);
+                }
+                Err(e) => {
+                    tracing::error!("mod {id} was not loaded: {e:#}");
+                    report.failed.push((id.clone(), format!("{e:#}")));
+                    failed.insert(id);
+                }
+            }
+        }
+        Ok(Generation {
+            number,
+            db,
+            routes: builder.build(),
+            mods: loaded,
+            report,
+            built_at: SystemTime::now(),
+            build_time: started.elapsed(),
+        })
+    }
+}
+
+fn load_db(root: &Path) -> anyhow::Result<Db> {
+    let path = root.join("db.json");
+    if !path.exists() {
+        // Written aside and renamed, so a crash here never leaves a half database to fail the next boot.
+        let text = serde_json::to_vec(&crate::gamedb::database(DEFAULT_DB_ITEMS))?;
+        let aside = root.join("db.json.new");
+        std::fs::write(&aside, text)
+            .and_then(|()| std::fs::rename(&aside, &path))
+            .with_context(|| format!("writing the default {}", path.display()))?;
+        tracing::info!("wrote a default database to {}", path.display());
+    }
+    // The db error already names the file, the line and the column; its source would repeat them.
+    Db::load(&path).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Compiles, links and initialises one mod against `db`; its routes join `builder` only when its
+/// `init` succeeded.
+async fn load_one(
+    runtime: &Arc<Runtime>,
+    source: &mods::ModSource,
+    limits: crate::config::Limits,
+    db: &Arc<Db>,
+    store: &Arc<Store>,
+    builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
+) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
+    let id = &source.manifest.id;
+    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), source.manifest.grants()));
+    // Cranelift is CPU-bound for up to seconds: off the async workers, so serving goes on beside it.
+    let (runtime2, wasm, reuse) = (runtime.clone(), source.wasm.clone(), source.manifest.reuse);
+    let (loaded, compile) = tokio::task::spawn_blocking(move || runtime2.load(&wasm, cx, reuse, limits))
+        .await
+        .context("the compile task")??;
+    let loaded = Arc::new(loaded);
+    let routes: Vec<(String, MatchKind)> = loaded
+        .routes()
+        .await
+        .context("asking for its routes")?
+        .into_iter()
+        .map(|r| {
+            let kind = match r.kind {
+                WitMatchKind::Exact => MatchKind::Exact,
+                WitMatchKind::Prefix => MatchKind::Prefix,
+            };
+            (r.path, kind)
+        })
+        .collect();
+    // Route conflicts are checked before `init` runs, so a refused mod never patches the db.
+    builder.check(id, &routes)?;
+    // A mod whose init fails is left out, and so are the patches it made before failing.
+    let before = db.snapshot();
+    if let Err(e) = loaded.init().await {
+        db.restore(before);
+        return Err(anyhow::Error::from(e).context("its init failed (its db patches were undone)"));
+    }
+    builder.add_all(id, &routes, loaded.clone())?;
+    Ok((loaded, compile))
+}

@@ -1,0 +1,104 @@
+//! The host's own pages under `/modhost/`: what is loaded and how it is doing, for people and tools.
+//!
+//! - `GET /modhost/status`: JSON: the serving generation, uptime, request totals, the last reload.
+//! - `GET /modhost/mods`: JSON: each loaded mod (version, authors, requires, grants, limits, routes
+//!   with their request counts and latency) and the mods left out with why.
+//! - `GET /modhost/`: a small self-contained page that fetches the two and shows them.
+//! - `POST /modhost/reload`: reload the mods (see [`App::reload`]); answers the outcome.
+//!
+//! The reload answers only a request that carries the `x-modhost-reload` header: a web page the player
+//! visits cannot send a custom header to 127.0.0.1 without a CORS preflight this server never grants,
+//! so no website can make the server reload.
+
+use crate::server::App;
+use serde_json::{Value, json};
+use std::time::SystemTime;
+
+/// Where the host's pages live; mods may not claim routes under it (`router::RESERVED`).
+pub const PREFIX: &str = "/modhost";
+/// The header a reload request must carry (any value).
+pub const RELOAD_HEADER: &str = "x-modhost-reload";
+/// The page at `/modhost/`.
+const PAGE: &str = include_str!("status.html");
+
+/// An answer from the host's own pages: status, content type, body.
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Page {
+    fn json(status: u16, value: &Value) -> Page {
+        Page { status, content_type: "application/json", body: serde_json::to_vec_pretty(value).unwrap_or_default() }
+    }
+}
+
+/// Answers a request under [`PREFIX`]. `reload_header` says whether the request carried
+/// [`RELOAD_HEADER`].
+pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: bool) -> Page {
+    match (method, path) {
+        ("GET" | "HEAD", "/modhost" | "/modhost/") => {
+            Page { status: 200, content_type: "text/html; charset=utf-8", body: PAGE.as_bytes().to_vec() }
+        }
+        ("GET" | "HEAD", "/modhost/status") => Page::json(200, &status_json(app)),
+        ("GET" | "HEAD", "/modhost/mods") => Page::json(200, &mods_json(app)),
+        ("POST", "/modhost/reload") if reload_header => {
+            let outcome = app.reload().await;
+            let status = if outcome.ok { 200 } else { 409 };
+            Page::json(status, &serde_json::to_value(&outcome).unwrap_or_default())
+        }
+        ("POST", "/modhost/reload") => Page::json(
+            403,
+            &json!({"error": format!("a reload request must carry the `{RELOAD_HEADER}` header (`modhost reload` sends it)")}),
+        ),
+        (_, "/modhost" | "/modhost/" | "/modhost/status" | "/modhost/mods" | "/modhost/reload") => {
+            Page::json(405, &json!({"error": format!("{method} is not allowed on {path}")}))
+        }
+        _ => Page::json(404, &json!({"error": format!("no host page at {path}")})),
+    }
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `/modhost/status`.
+pub fn status_json(app: &App) -> Value {
+    let generation = app.generation();
+    let routes = app.metrics.route_stats();
+    let requests: u64 = routes.values().map(|r| r.count).sum();
+    json!({
+        "server": "modhost",
+        "version": env!("CARGO_PKG_VERSION"),
+        "api": crate::mods::API_VERSION.to_string(),
+        "uptime_s": app.started.elapsed().as_secs_f64(),
+        "generation": {
+            "number": generation.number,
+            "built_at_unix_ms": unix_ms(generation.built_at),
+            "build_ms": generation.build_time.as_secs_f64() * 1e3,
+            "mods_loaded": generation.mods.len(),
+            "mods_failed": generation.report.failed.len(),
+            "routes": generation.routes.routes().len(),
+        },
+        "requests": requests,
+        "watching": app.config.watch,
+        "last_reload": app.last_reload(),
+    })
+}
+
+/// `/modhost/mods`: `modhost mods --json` for the serving generation, with each route's counts and
+/// latency since the server started.
+pub fn mods_json(app: &App) -> Value {
+    let generation = app.generation();
+    let stats = app.metrics.route_stats();
+    let mut all = crate::inspect::mods_json(&generation);
+    for module in all["loaded"].as_array_mut().into_iter().flatten() {
+        for route in module["routes"].as_array_mut().into_iter().flatten() {
+            let path = route["path"].as_str().unwrap_or_default().to_owned();
+            route["stats"] = serde_json::to_value(stats.get(&path)).unwrap_or(Value::Null);
+        }
+    }
+    all["generation"] = json!(generation.number);
+    all
+}
