@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup setup-polyglot polyglot run build test check-mods example-hello bench bench-wrk
+.PHONY: setup setup-polyglot setup-browser polyglot run build test check-mods example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -30,6 +30,11 @@ setup-polyglot:
 	cd examples/hello-js && npm ci --no-audit --no-fund
 	@dpkg -s $(C_PACKAGES) >/dev/null 2>&1 || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(C_PACKAGES))
 
+## setup-browser: Debian's chromium, which tests/tests/status_page.rs drives headless to render and
+## screenshot the host's page at /modhost/.
+setup-browser:
+	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
 polyglot: setup-polyglot
 	mkdir -p $(POLYGLOT)
 	@# C: a WASI 0.1 reactor module; `wrap-core` (tests/) makes it a component after `cargo test`.
@@ -42,7 +47,7 @@ polyglot: setup-polyglot
 ## test: every test of the project (release build, shared with `run` and the benchmarks), then the
 ## benchmark gate: the client's mix at a small scale, every answer validated, with a floor at about a
 ## third of what a 2-core machine does (a regression of kind, not of noise). It prints the number.
-test: setup polyglot
+test: setup polyglot setup-browser
 	cargo test --release
 	@# `cargo test` built both binaries (integration tests need them); a separate `cargo build` would
 	@# unify features differently and rebuild half the dependencies (3.5 minutes on 2 cores).

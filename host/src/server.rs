@@ -151,6 +151,8 @@ pub struct Server {
     /// Connections that arrived while the mods loaded; they are served first.
     early: crate::http::EarlyAccept,
     report: LoadReport,
+    /// `--watch`: reloads on changes while the server runs.
+    watch: Option<crate::watch::Watch>,
     boot_time: Duration,
 }
 
@@ -207,7 +209,13 @@ impl Server {
             started,
             _scratch: scratch,
         };
-        Ok(Server { app: Arc::new(app), listener, early, report, boot_time: started.elapsed() })
+        let app = Arc::new(app);
+        // Watching starts before `start` returns, so a change made right after it is never missed.
+        let watch = match app.config.watch {
+            true => Some(crate::watch::start(app.clone()).context("starting --watch")?),
+            false => None,
+        };
+        Ok(Server { app, listener, early, report, watch, boot_time: started.elapsed() })
     }
 
     /// The address the server listens on (the real port when the config asked for port 0).
@@ -247,13 +255,14 @@ impl Server {
                 }
             })
         });
-        // Dropped when serving ends: the watcher and the SIGHUP handler stop with the server.
-        let _watch = match self.app.config.watch {
-            true => Some(crate::watch::start(self.app.clone()).context("starting --watch")?),
-            false => None,
-        };
-        let _hangup = reload_on_hangup(self.app.clone());
+        let hangup = reload_on_hangup(self.app.clone());
         let served = crate::http::serve(self.listener, self.early, self.app, shutdown).await;
+        // Both hold the app: stopped and awaited, so the store's lock is free when `run` returns.
+        if let Some(watch) = self.watch {
+            watch.stop().await;
+        }
+        hangup.abort();
+        let _ = hangup.await;
         if let Some((perf, path)) = perf {
             writer.into_iter().for_each(|w| w.abort());
             if let Err(e) = perf.write(&path) {
@@ -264,9 +273,9 @@ impl Server {
     }
 }
 
-/// SIGHUP reloads, as daemons do. The handle aborts the listener when dropped.
-fn reload_on_hangup(app: Arc<App>) -> AbortOnDrop {
-    AbortOnDrop(tokio::spawn(async move {
+/// SIGHUP reloads, as daemons do.
+fn reload_on_hangup(app: Arc<App>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         #[cfg(unix)]
         if let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
             while hangup.recv().await.is_some() {
@@ -276,14 +285,5 @@ fn reload_on_hangup(app: Arc<App>) -> AbortOnDrop {
         }
         #[cfg(not(unix))]
         drop(app);
-    }))
-}
-
-/// A task stopped when its handle is dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    })
 }

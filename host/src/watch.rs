@@ -32,6 +32,15 @@ impl std::fmt::Debug for Watch {
     }
 }
 
+impl Watch {
+    /// Stops watching and waits until the reload task (and its hold on the app) is gone.
+    pub async fn stop(self) {
+        let mut this = self;
+        this.task.abort();
+        let _ = (&mut this.task).await;
+    }
+}
+
 impl Drop for Watch {
     fn drop(&mut self) {
         self.task.abort();

@@ -16,6 +16,7 @@ pub mod report;
 pub mod server;
 pub mod stats;
 pub mod table_bomb;
+pub mod tiny_mod;
 pub mod torture;
 
 /// Paths of the guest components built by `build.rs` (once per test build).

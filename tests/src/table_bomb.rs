@@ -44,7 +44,12 @@ const WAT: &str = r#"
 
 /// The component's bytes.
 pub fn component() -> anyhow::Result<Vec<u8>> {
-    let mut module = wat::parse_str(WAT).context("parsing the WAT")?;
+    encode(WAT)
+}
+
+/// A core module in WAT that implements the `plugin` world's exports by hand, wrapped into a component.
+pub(crate) fn encode(wat: &str) -> anyhow::Result<Vec<u8>> {
+    let mut module = wat::parse_str(wat).context("parsing the WAT")?;
     let mut resolve = wit_parser::Resolve::default();
     let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
     let (package, _) = resolve.push_dir(&wit).context("reading wit/")?;

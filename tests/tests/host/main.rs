@@ -10,6 +10,7 @@ mod grants;
 mod hello;
 mod hostile;
 mod inventory;
+mod lifecycle;
 mod observe;
 mod polyglot;
 mod routing;

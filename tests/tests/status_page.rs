@@ -1,0 +1,471 @@
+//! The host's own pages under `/modhost/` (`host/src/status.rs`): the two JSON documents, the reload
+//! endpoint's guard, and the page itself rendered by headless Chromium (Debian's `chromium`, installed by
+//! `make setup-browser`), whose DOM and screenshot are checked.
+//!
+//! Every server has three mods: `hello` and `fx` load, `broken` is left out (it requires a mod that is
+//! not installed). The tests first send known numbers of requests to a few routes, so the counts the
+//! JSON and the page show can be checked exactly.
+//!
+//! The screenshot is kept in `target/status-page.png` for people to look at.
+
+use modhost_tests::client::{Call, Reply, send};
+use modhost_tests::{TestServer, guests, server::install_mod};
+use serde_json::Value;
+use std::io::Read as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to boot.
+const BOOT_WAIT: Duration = Duration::from_secs(60);
+/// How long one Chromium run may take before it is killed and the test fails.
+const CHROMIUM_WAIT: Duration = Duration::from_secs(60);
+/// The screenshot's size, passed as `--window-size`.
+const SHOT: (u32, u32) = (1280, 900);
+
+/// Colours of `status.html`: the header, the page's backgrounds and lines, the two state colours.
+const HEADER: [u8; 3] = [0x1d, 0x21, 0x25];
+const BACKGROUNDS: [[u8; 3]; 3] = [[0xf6, 0xf7, 0xf9], [0xff, 0xff, 0xff], [0xd9, 0xde, 0xe3]];
+const BAD: [u8; 3] = [0xb3, 0x26, 0x1e];
+const OK: [u8; 3] = [0x1f, 0x7a, 0x3a];
+
+/// Requests the tests send before looking: (method, path, how many, the status each gets).
+const TRAFFIC: [(&str, &str, u64, u16); 3] =
+    [("GET", "/hello/visits", 3, 200), ("POST", "/fx/echo", 2, 200), ("GET", "/fx/error", 1, 500)];
+
+/// A server with `hello` (with a name and authors), `fx`, and `broken`, which requires `ghost`.
+async fn start() -> TestServer {
+    let builder = TestServer::builder()
+        .with_mod("hello", guests::HELLO, "name = \"Hello, modhost\"\nauthors = [\"Ada <ada@example.org>\"]")
+        .with_mod("fx", guests::FIXTURE, "");
+    install_mod(builder.root(), "broken", Path::new(guests::HELLO), "[requires]\nghost = \"^1\"")
+        .expect("installing the broken mod");
+    tokio::time::timeout(BOOT_WAIT, builder.start()).await.expect("the server booted in time").expect("booting")
+}
+
+/// Sends [`TRAFFIC`], checking each answer's status.
+async fn send_traffic(addr: SocketAddr) {
+    for (method, path, n, status) in TRAFFIC {
+        for _ in 0..n {
+            let call = if method == "GET" { Call::get(path) } else { Call::post_raw(path, b"{}") };
+            let reply = send(addr, &call.identity()).await.expect("a request");
+            assert_eq!(reply.status, status, "{method} {path}: {}", reply.text());
+        }
+    }
+}
+
+async fn get(addr: SocketAddr, path: &str) -> Reply {
+    send(addr, &Call::get(path).identity()).await.unwrap_or_else(|e| panic!("GET {path}: {e:#}"))
+}
+
+async fn get_json(addr: SocketAddr, path: &str) -> Value {
+    let reply = get(addr, path).await;
+    assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("application/json"), "GET {path}");
+    assert_eq!(reply.header("cache-control"), Some("no-store"), "GET {path}");
+    reply.json()
+}
+
+fn field<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v.get(name).unwrap_or_else(|| panic!("no `{name}` in {v:#}"))
+}
+
+fn number(v: &Value, name: &str) -> f64 {
+    field(v, name).as_f64().unwrap_or_else(|| panic!("`{name}` is not a number in {v:#}"))
+}
+
+fn string<'a>(v: &'a Value, name: &str) -> &'a str {
+    field(v, name).as_str().unwrap_or_else(|| panic!("`{name}` is not a string in {v:#}"))
+}
+
+fn array<'a>(v: &'a Value, name: &str) -> &'a Vec<Value> {
+    field(v, name).as_array().unwrap_or_else(|| panic!("`{name}` is not an array in {v:#}"))
+}
+
+/// The loaded mod `id` of `/modhost/mods`.
+fn loaded<'a>(mods: &'a Value, id: &str) -> &'a Value {
+    array(mods, "loaded").iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("mod {id} not loaded: {mods:#}"))
+}
+
+/// The route `path` of the loaded mod `id`.
+fn route<'a>(mods: &'a Value, id: &str, path: &str) -> &'a Value {
+    array(loaded(mods, id), "routes")
+        .iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("mod {id} has no route {path}: {mods:#}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_pages_report_mods_routes_and_reloads() {
+    let server = start().await;
+    let addr = server.addr;
+    send_traffic(addr).await;
+
+    // /modhost/status
+    let status = get_json(addr, "/modhost/status").await;
+    assert_eq!(string(&status, "server"), "modhost");
+    assert!(!string(&status, "version").is_empty());
+    assert!(!string(&status, "api").is_empty());
+    assert!(number(&status, "uptime_s") >= 0.0);
+    assert!(field(&status, "watching").is_boolean(), "{status:#}");
+    assert!(field(&status, "last_reload").is_null(), "no reload yet: {status:#}");
+    let generation = field(&status, "generation");
+    assert_eq!(number(generation, "number"), 1.0, "{status:#}");
+    assert!(number(generation, "built_at_unix_ms") > 1.6e12, "{status:#}");
+    assert!(number(generation, "build_ms") >= 0.0);
+    assert_eq!(number(generation, "mods_loaded"), 2.0, "{status:#}");
+    assert_eq!(number(generation, "mods_failed"), 1.0, "{status:#}");
+    let sent: u64 = TRAFFIC.iter().map(|t| t.2).sum();
+    assert!(number(&status, "requests") >= sent as f64, "{sent} requests sent: {status:#}");
+
+    // /modhost/mods
+    let mods = get_json(addr, "/modhost/mods").await;
+    assert_eq!(number(&mods, "generation"), 1.0, "{mods:#}");
+    let ids: Vec<&str> = array(&mods, "loaded").iter().map(|m| string(m, "id")).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.contains(&"hello") && ids.contains(&"fx"), "{ids:?}");
+    let total_routes: usize = array(&mods, "loaded").iter().map(|m| array(m, "routes").len()).sum();
+    assert_eq!(number(generation, "routes"), total_routes as f64, "status and mods agree on the routes");
+    for m in array(&mods, "loaded") {
+        assert_eq!(string(m, "version"), "0.1.0", "{m:#}");
+        for name in ["name", "authors", "requires", "grants", "limits", "routes", "quarantined"] {
+            field(m, name);
+        }
+        assert!(array(m, "requires").is_empty(), "{m:#}");
+        assert!(field(m, "grants").is_array(), "{m:#}");
+        assert!(field(m, "quarantined").is_null(), "{m:#}");
+        let limits = field(m, "limits");
+        for name in ["memory_mib", "call_timeout_ms", "init_timeout_ms", "instances", "quarantine_after"] {
+            number(limits, name);
+        }
+        for r in array(m, "routes") {
+            assert!(["exact", "prefix"].contains(&string(r, "kind")), "{r:#}");
+            let stats = field(r, "stats");
+            if !stats.is_null() {
+                for name in ["count", "errors", "mean_ms"] {
+                    number(stats, name);
+                }
+                field(stats, "p50_ms");
+                field(stats, "p99_ms");
+            }
+        }
+    }
+    let hello = loaded(&mods, "hello");
+    assert_eq!(string(hello, "name"), "Hello, modhost");
+    assert_eq!(array(hello, "authors"), &vec![Value::from("Ada <ada@example.org>")]);
+    for (_, path, n, status) in TRAFFIC {
+        let id = if path.starts_with("/hello/") { "hello" } else { "fx" };
+        let stats = field(route(&mods, id, path), "stats");
+        assert_eq!(number(stats, "count"), n as f64, "{path}: {stats:#}");
+        assert_eq!(number(stats, "errors"), if status >= 400 { n as f64 } else { 0.0 }, "{path}: {stats:#}");
+        let mean = number(stats, "mean_ms");
+        assert!(mean > 0.0, "{path}: {stats:#}");
+        let p50 = number(stats, "p50_ms");
+        assert!(p50 > 0.0 && p50 <= number(stats, "p99_ms"), "{path}: {stats:#}");
+    }
+    assert!(field(route(&mods, "fx", "/fx/counter"), "stats").is_null(), "a route never requested has no stats");
+    assert_eq!(string(route(&mods, "fx", "/fx/p/"), "kind"), "prefix");
+    let failed = array(&mods, "failed");
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(string(&failed[0], "mod"), "broken");
+    assert!(string(&failed[0], "reason").contains("ghost"), "the reason names the missing mod: {failed:#?}");
+
+    // The page itself, as served (its rendering is the Chromium test's).
+    let page = get(addr, "/modhost/").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    assert!(page.text().contains("/modhost/status") && page.text().contains("/modhost/mods"));
+    assert_eq!(get(addr, "/modhost").await.status, 200);
+
+    // Unknown pages and wrong methods.
+    let unknown = get(addr, "/modhost/x").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    assert!(field(&unknown.json(), "error").is_string());
+    for (method, path) in [("POST", "/modhost/status"), ("POST", "/modhost/mods"), ("GET", "/modhost/reload")] {
+        let call = if method == "GET" { Call::get(path) } else { Call::post_raw(path, b"") };
+        let reply = send(addr, &call.identity()).await.expect("a request");
+        assert_eq!(reply.status, 405, "{method} {path}: {}", reply.text());
+    }
+
+    // A reload needs the header; with it, the generation moves on and the status tells.
+    let refused = send(addr, &Call::post_raw("/modhost/reload", b"").identity()).await.expect("a request");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert!(string(&refused.json(), "error").contains("x-modhost-reload"), "{}", refused.text());
+    assert_eq!(number(field(&get_json(addr, "/modhost/status").await, "generation"), "number"), 1.0);
+    let reload = Call::post_raw("/modhost/reload", b"").header("x-modhost-reload", "1").identity();
+    let reloaded = tokio::time::timeout(BOOT_WAIT, send(addr, &reload)).await.expect("a reload in time").unwrap();
+    assert_eq!(reloaded.status, 200, "{}", reloaded.text());
+    let outcome = reloaded.json();
+    assert_eq!(field(&outcome, "ok"), &Value::Bool(true), "{outcome:#}");
+    assert_eq!(number(&outcome, "generation"), 2.0, "{outcome:#}");
+    let status = get_json(addr, "/modhost/status").await;
+    assert_eq!(number(field(&status, "generation"), "number"), 2.0, "{status:#}");
+    let last = field(&status, "last_reload");
+    assert_eq!(field(last, "ok"), &Value::Bool(true), "{status:#}");
+    assert_eq!(number(last, "generation"), 2.0, "{status:#}");
+    let mods = get_json(addr, "/modhost/mods").await;
+    assert_eq!(number(&mods, "generation"), 2.0, "{mods:#}");
+    assert_eq!(number(field(route(&mods, "hello", "/hello/visits"), "stats"), "count"), 3.0, "counts outlive a reload");
+    assert_eq!(string(&array(&mods, "failed")[0], "mod"), "broken", "still left out after the reload");
+
+    server.stop().await.expect("stopping");
+}
+
+// ---- Chromium ----
+
+/// Debian's Chromium, or `MODHOST_CHROMIUM`; a test that needs it fails when it is missing.
+fn chromium() -> PathBuf {
+    let path = std::env::var_os("MODHOST_CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    assert!(
+        path.is_file(),
+        "no Chromium at {}: run `make setup-browser` (installs Debian's `chromium`), or set MODHOST_CHROMIUM",
+        path.display()
+    );
+    path
+}
+
+/// Runs headless Chromium with `args` and the page's URL, in a fresh profile, and returns its stdout.
+/// Chromium and its helpers run in a process group of their own, killed whole when the run takes more
+/// than [`CHROMIUM_WAIT`] (the test then fails).
+fn run_chromium(args: &[String], url: &str) -> String {
+    use std::os::unix::process::CommandExt as _;
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("starting chromium");
+    let group = child.id();
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(exit) = child.try_wait().expect("waiting for chromium") {
+            break Some(exit);
+        }
+        if started.elapsed() > CHROMIUM_WAIT {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Helpers left behind (or the whole run, on a timeout) go with the group; the pipes then close.
+    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{group}")]).stderr(Stdio::null()).status();
+    let _ = child.wait();
+    let stdout = stdout.join().expect("the stdout reader");
+    let stderr = stderr.join().expect("the stderr reader");
+    match exit {
+        None => panic!("chromium {args:?} {url} took over {CHROMIUM_WAIT:?} (killed); its stderr:\n{stderr}"),
+        Some(exit) if !exit.success() => panic!("chromium {args:?} {url} failed ({exit}); its stderr:\n{stderr}"),
+        Some(_) => stdout,
+    }
+}
+
+/// The text of `html` with tags removed and the entities Chromium writes decoded.
+fn text_of(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// The body rows of the table `id` in the dumped DOM: each row's cells as (class attribute, text).
+fn table_rows(dom: &str, id: &str) -> Vec<Vec<(String, String)>> {
+    let start = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no table #{id} in the DOM:\n{dom}"));
+    let table = &dom[start..];
+    let table = &table[..table.find("</table>").expect("the table ends")];
+    let body = &table[table.find("<tbody>").expect("a tbody")..];
+    let mut rows = Vec::new();
+    for row in body.split("<tr>").skip(1) {
+        let mut cells = Vec::new();
+        for cell in row.split("<td").skip(1) {
+            let (attrs, rest) = cell.split_once('>').expect("a cell's tag ends");
+            let content = &rest[..rest.find("</td>").expect("a cell ends")];
+            let class = attrs.split_once("class=\"").map_or("", |(_, c)| c.split('"').next().unwrap_or(""));
+            cells.push((class.to_owned(), text_of(content)));
+        }
+        rows.push(cells);
+    }
+    rows
+}
+
+/// The row of `rows` whose first cell is `first`.
+fn row<'a>(rows: &'a [Vec<(String, String)>], first: &str, dom: &str) -> &'a [(String, String)] {
+    rows.iter().find(|r| r.first().is_some_and(|c| c.1 == first)).unwrap_or_else(|| panic!("no row `{first}`:\n{dom}"))
+}
+
+/// An RGB screenshot.
+struct Shot {
+    width: u32,
+    height: u32,
+    rgb: Vec<[u8; 3]>,
+}
+
+impl Shot {
+    fn decode(path: &Path) -> Shot {
+        let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+        let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().expect("a PNG header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("a sane PNG size")];
+        let info = reader.next_frame(&mut buf).expect("a PNG frame");
+        let channels = match info.color_type {
+            png::ColorType::Rgb => 3,
+            png::ColorType::Rgba => 4,
+            png::ColorType::Grayscale => 1,
+            png::ColorType::GrayscaleAlpha => 2,
+            other => panic!("unexpected PNG colour type {other:?}"),
+        };
+        let rgb = buf[..info.buffer_size()]
+            .chunks_exact(channels)
+            .map(|p| if channels >= 3 { [p[0], p[1], p[2]] } else { [p[0]; 3] })
+            .collect();
+        Shot { width: info.width, height: info.height, rgb }
+    }
+
+    fn at(&self, x: u32, y: u32) -> [u8; 3] {
+        self.rgb[(y * self.width + x) as usize]
+    }
+}
+
+fn near(a: [u8; 3], b: [u8; 3], tolerance: u8) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= tolerance)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_renders_the_page() {
+    let chromium = chromium(); // fail before anything else when it is missing
+    let server = start().await;
+    let addr = server.addr;
+    send_traffic(addr).await;
+    let url = format!("http://{addr}/modhost/");
+    let out = tempfile::tempdir().expect("a temp dir");
+
+    // The DOM after the page's scripts ran (virtual time: 10 s of the page's clock, five refreshes).
+    let started = Instant::now();
+    let dom = {
+        let (args, url) = (vec!["--dump-dom".to_owned(), "--virtual-time-budget=10000".to_owned()], url.clone());
+        tokio::task::spawn_blocking(move || run_chromium(&args, &url)).await.expect("the chromium run")
+    };
+    println!("chromium --dump-dom took {:?} ({})", started.elapsed(), chromium.display());
+    let body_tag = &dom[dom.find("<body").unwrap_or_else(|| panic!("no body in the DOM:\n{dom}"))..];
+    let body_tag = &body_tag[..body_tag.find('>').expect("the body tag ends")];
+    assert!(body_tag.contains("data-ready=\"1\""), "the page's script did not finish a render: {body_tag}\n{dom}");
+    assert!(body_tag.contains("data-generation=\"1\""), "{body_tag}");
+    let summary = dom.split("id=\"summary\">").nth(1).and_then(|s| s.split('<').next()).expect("the summary");
+    assert!(summary.starts_with("generation 1 · 2 mods · 1 left out"), "summary: {summary}");
+
+    let mods = table_rows(&dom, "mods");
+    assert_eq!(mods.len(), 2, "{mods:?}");
+    let hello = row(&mods, "hello (Hello, modhost)", &dom);
+    assert_eq!(hello[1].1, "0.1.0", "{hello:?}");
+    assert_eq!(hello[2].1, "Ada <ada@example.org>", "{hello:?}");
+    assert_eq!((hello[5].0.as_str(), hello[5].1.as_str()), ("ok", "serving"), "{hello:?}");
+    row(&mods, "fx", &dom);
+
+    let routes = table_rows(&dom, "routes");
+    for (_, path, n, status) in TRAFFIC {
+        let r = row(&routes, path, &dom);
+        let mod_id = if path.starts_with("/hello/") { "hello" } else { "fx" };
+        assert_eq!(r[1].1, mod_id, "{r:?}");
+        assert_eq!(r[2], ("num".to_owned(), n.to_string()), "{path}: {r:?}");
+        assert_eq!(r[3].1, if status >= 400 { n.to_string() } else { "0".to_owned() }, "{path}: {r:?}");
+        for latency in &r[4..7] {
+            assert!(latency.1.parse::<f64>().is_ok_and(|ms| ms > 0.0), "{path}: {r:?}");
+        }
+    }
+    let untouched = row(&routes, "/fx/counter", &dom);
+    assert_eq!(untouched[2].1, "0", "{untouched:?}");
+    row(&routes, "/fx/p/*", &dom);
+
+    let failed = table_rows(&dom, "failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let broken = row(&failed, "broken", &dom);
+    assert_eq!(broken[1].0, "bad", "{broken:?}");
+    assert!(broken[1].1.contains("ghost"), "the reason names the missing mod: {broken:?}");
+
+    // The screenshot.
+    let started = Instant::now();
+    let shot_path = out.path().join("shot.png");
+    {
+        let args = vec![
+            format!("--screenshot={}", shot_path.display()),
+            format!("--window-size={},{}", SHOT.0, SHOT.1),
+            "--virtual-time-budget=10000".to_owned(),
+        ];
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || run_chromium(&args, &url)).await.expect("the chromium run");
+    }
+    println!("chromium --screenshot took {:?}", started.elapsed());
+    server.stop().await.expect("stopping");
+    let target = std::env::current_exe().expect("the test's path").ancestors().nth(3).expect("target/").to_owned();
+    let kept = target.join("status-page.png");
+    std::fs::copy(&shot_path, &kept).unwrap_or_else(|e| panic!("keeping the screenshot in {}: {e}", kept.display()));
+    println!("screenshot: {}", kept.display());
+
+    let shot = Shot::decode(&shot_path);
+    assert_eq!((shot.width, shot.height), SHOT, "the screenshot's size ({})", kept.display());
+    // The header: a dark band across the whole width at the top (its padding, above any text).
+    for y in 0..8 {
+        let off: Vec<u32> = (0..shot.width).filter(|&x| !near(shot.at(x, y), HEADER, 3)).collect();
+        assert!(off.is_empty(), "row {y}: {} pixels are not the header's #1d2125 ({})", off.len(), kept.display());
+    }
+    let header_rows = (0..shot.height).take_while(|&y| near(shot.at(shot.width - 1, y), HEADER, 3)).count() as u32;
+    assert!((30..120).contains(&header_rows), "the header is {header_rows} px high ({})", kept.display());
+    // Below it: text, i.e. many pixels (and many distinct colours: anti-aliasing) that are not one of the
+    // page's backgrounds or lines.
+    let body: Vec<[u8; 3]> = (header_rows..shot.height)
+        .flat_map(|y| (0..shot.width).map(move |x| (x, y)))
+        .map(|(x, y)| shot.at(x, y))
+        .collect();
+    let inked: Vec<[u8; 3]> = body.iter().copied().filter(|p| !BACKGROUNDS.iter().any(|b| near(*p, *b, 2))).collect();
+    let distinct: std::collections::BTreeSet<[u8; 3]> = inked.iter().copied().collect();
+    let dark = body.iter().filter(|p| near(**p, HEADER, 24)).count();
+    // The left-out reason in red (`bad`; nothing else on this page is), the serving mods in green (`ok`).
+    let red = body.iter().filter(|p| near(**p, BAD, 12)).count();
+    let green = body.iter().filter(|p| near(**p, OK, 12)).count();
+    println!(
+        "screenshot: header {header_rows} px; below it {} inked pixels in {} colours, {dark} dark, {red} red, {green} green",
+        inked.len(),
+        distinct.len()
+    );
+    assert!(inked.len() > 5000, "only {} pixels of text below the header ({})", inked.len(), kept.display());
+    assert!(distinct.len() > 50, "only {} distinct colours below the header ({})", distinct.len(), kept.display());
+    assert!(dark > 1000, "only {dark} pixels of dark text below the header ({})", kept.display());
+    assert!(red > 50, "only {red} pixels of the left-out reason's #b3261e ({})", kept.display());
+    assert!(green > 50, "only {green} pixels of `serving`'s #1f7a3a ({})", kept.display());
+}
