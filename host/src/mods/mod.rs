@@ -6,6 +6,7 @@ mod grants;
 mod manifest;
 
 pub use grants::{Grants, GrantsToml};
+pub(crate) use manifest::valid_id;
 pub use manifest::{Manifest, ManifestError};
 
 use std::path::{Path, PathBuf};
