@@ -21,6 +21,8 @@
 //! - [`inspect`]: each loaded mod's grants, limits and routes (`modhost mods`).
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
 //! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
+//! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary) with a route and a test.
+//! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 
 // `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
 #![recursion_limit = "256"]
@@ -39,10 +41,12 @@ pub mod mods;
 pub mod perf;
 pub mod plugin;
 pub mod router;
+pub mod scaffold;
 pub mod server;
 pub mod session;
 pub mod status;
 pub mod store;
+pub mod testrun;
 pub mod watch;
 pub mod wire;
 

@@ -30,6 +30,12 @@ enum Command {
     /// Ask the server on 127.0.0.1:PORT to reload its mods and db.json (as `serve --watch` does on a
     /// change); prints the outcome, exits 1 when the reload was refused (the old mods keep serving).
     Reload(ReloadArgs),
+    /// Write a new mod project: a Cargo crate on the SDK (copied in, no network needed) with one route
+    /// and a test, ready for `cargo build --release` and `cargo test --release`.
+    New(NewArgs),
+    /// Run a mod's test binary (a wasm32-wasip2 command) with a generated db and a scratch store: the
+    /// `cargo test` runner `modhost new` sets up. Exits with the tests' exit code (101 on a panic).
+    TestRunner(TestRunnerArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -37,6 +43,30 @@ struct ReloadArgs {
     /// The server's port.
     #[arg(long, env = "MODHOST_PORT", default_value_t = 6969)]
     port: u16,
+}
+
+#[derive(clap::Args, Debug)]
+struct NewArgs {
+    /// The mod's id, also its crate name: a-z, 0-9, `-` and `_`, starting with a letter.
+    name: String,
+    /// Where to write the project (default: ./NAME). Must not exist or be empty.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct TestRunnerArgs {
+    /// The mod's manifest, for its id (store namespace) and grants [default: ./mod.toml if present].
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// The deadline of the whole test run, in seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout_secs: u64,
+    /// The test binary cargo built.
+    wasm: PathBuf,
+    /// Passed to the test binary: cargo's test filter and harness flags (`--nocapture`, `--exact`…).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -160,6 +190,26 @@ fn main() -> anyhow::Result<()> {
                 print!("{}", modhost::check::text(&report));
             }
             modhost::check::verdict(&report)
+        }
+        Command::New(args) => {
+            let dir = modhost::scaffold::new_project(&args.name, args.dir.as_deref())?;
+            eprintln!(
+                "wrote mod `{}` in {}: `cargo build --release` builds it, `cargo test --release` tests it \
+                 (README.md says how to install it)",
+                args.name,
+                dir.display()
+            );
+            Ok(())
+        }
+        Command::TestRunner(args) => {
+            anyhow::ensure!(args.timeout_secs > 0, "--timeout-secs must be at least 1");
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;
+            let deadline = Duration::from_secs(args.timeout_secs);
+            let code =
+                runtime.block_on(modhost::testrun::run(&args.wasm, &args.args, args.manifest.as_deref(), deadline))?;
+            // Everything the run owned (its scratch store among it) is dropped by now.
+            drop(runtime);
+            std::process::exit(code)
         }
         Command::Mods(args) => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting tokio")?;

@@ -2,7 +2,7 @@
 //! `{"err":<code>,"errmsg":"…","data":null}` on failure. Every game route answers in it.
 
 use crate::Response;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const OK_HEAD: &[u8] = br#"{"err":0,"errmsg":null,"data":"#;
 
@@ -71,4 +71,24 @@ pub fn error(code: i32, message: &str) -> Response {
     }
     let code = if code == 0 { 1 } else { code };
     Response::json(&Failure { err: code, errmsg: message, data: () })
+}
+
+/// An envelope read back: what a test gets from [`Response::body_json`]. `data` is `None` when it is
+/// JSON `null` (every error envelope, and [`null`]).
+///
+/// ```rust
+/// use modhost_sdk::envelope::{self, Envelope};
+///
+/// let failed: Envelope<serde_json::Value> = envelope::error(255, "nickname taken").body_json()?;
+/// assert_eq!((failed.err, failed.errmsg.as_deref(), failed.data), (255, Some("nickname taken"), None));
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Envelope<T> {
+    /// 0 on success, the error code otherwise.
+    pub err: i32,
+    /// The error message, `None` on success.
+    pub errmsg: Option<String>,
+    /// The data, `None` when it is `null`.
+    pub data: Option<T>,
 }

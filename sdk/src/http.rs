@@ -30,6 +30,89 @@ impl Request {
         Request { inner }
     }
 
+    /// A `GET` of `url` (path and query), with no session, headers or body: for tests, which hand it
+    /// to [`Router::call`](crate::Router::call). The route is filled in by the router, as the host would.
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::get("/mymod/hello?x=1");
+    /// assert_eq!((req.method(), req.path(), req.query()), ("GET", "/mymod/hello", Some("x=1")));
+    /// ```
+    pub fn get(url: &str) -> Self {
+        Request::build("GET", url)
+    }
+
+    /// A `POST` of `url` with an empty body: for tests (see [`Request::get`]). The SPT client posts
+    /// nearly every request, usually with a JSON body ([`Request::with_json_body`]).
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::post("/client/game/start");
+    /// assert_eq!(req.method(), "POST");
+    /// ```
+    pub fn post(url: &str) -> Self {
+        Request::build("POST", url)
+    }
+
+    fn build(method: &str, url: &str) -> Self {
+        Request::new(wit::Request {
+            method: method.to_owned(),
+            url: url.to_owned(),
+            route: String::new(),
+            session: None,
+            headers: Vec::new(),
+            body: Vec::new(),
+        })
+    }
+
+    /// The same request from session `id` (the host only passes ids of 24 lower-case hex digits).
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::get("/x").with_session("0123456789abcdef01234567");
+    /// assert_eq!(req.session(), Some("0123456789abcdef01234567"));
+    /// ```
+    pub fn with_session(mut self, id: &str) -> Self {
+        self.inner.session = Some(id.to_owned());
+        self
+    }
+
+    /// The same request with one more header (the host passes names in lower case, so this does too).
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::get("/x").with_header("User-Agent", "test");
+    /// assert_eq!(req.header("user-agent"), Some("test"));
+    /// ```
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.inner.headers.push((name.to_ascii_lowercase(), value.to_owned()));
+        self
+    }
+
+    /// The same request with this body (as the host passes it: already inflated).
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::post("/x").with_body(b"raw".to_vec());
+    /// assert_eq!(req.body(), b"raw");
+    /// ```
+    pub fn with_body(mut self, body: Vec<u8>) -> Self {
+        self.inner.body = body;
+        self
+    }
+
+    /// The same request with `value` serialized as its JSON body.
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::post("/x").with_json_body(&serde_json::json!({"uid": "a"}));
+    /// assert_eq!(req.body(), br#"{"uid":"a"}"#);
+    /// ```
+    pub fn with_json_body<T: Serialize + ?Sized>(self, value: &T) -> Self {
+        // As in `Response::json`: plain data cannot fail to serialize; an impl that fails on purpose
+        // gives a body saying so instead of a panic.
+        let body = serde_json::to_vec(value).unwrap_or_else(|e| format!("unserializable: {e}").into_bytes());
+        self.with_body(body)
+    }
+
+    pub(crate) fn set_route(&mut self, route: &str) {
+        self.inner.route = route.to_owned();
+    }
+
     /// The HTTP method, upper case.
     ///
     /// ```rust,no_run
@@ -268,6 +351,51 @@ impl Response {
             }
         }
         out
+    }
+
+    /// The first header with this name (compared case-insensitively).
+    ///
+    /// ```rust
+    /// let r = modhost_sdk::Response::text("hi");
+    /// assert_eq!(r.header("Content-Type"), Some("text/plain; charset=utf-8"));
+    /// ```
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as the client would get it: literal parts as they are, each db part replaced by the
+    /// JSON text the host's db holds at its path (read now, so this needs a host: a running mod or a
+    /// test under `modhost test-runner`). A db part whose path does not exist is an error, as it is
+    /// a 500 in the host.
+    ///
+    /// ```rust,no_run
+    /// let r = modhost_sdk::envelope::ok_db("globals.config");
+    /// let body = r.body_bytes()?;
+    /// # Ok::<(), modhost_sdk::Error>(())
+    /// ```
+    pub fn body_bytes(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        for chunk in &self.body {
+            match chunk {
+                Chunk::Bytes(b) => out.extend_from_slice(b),
+                Chunk::Db(path) => out.extend_from_slice(crate::db::get_json(path)?.as_bytes()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The body (db parts spliced in, see [`Response::body_bytes`]) parsed as JSON into `T`: in tests,
+    /// usually an [`Envelope`](crate::envelope::Envelope).
+    ///
+    /// ```rust
+    /// use modhost_sdk::envelope::{self, Envelope};
+    /// let env: Envelope<u32> = envelope::ok(&7).body_json()?;
+    /// assert_eq!((env.err, env.data), (0, Some(7)));
+    /// # Ok::<(), modhost_sdk::Error>(())
+    /// ```
+    pub fn body_json<T: DeserializeOwned>(&self) -> Result<T> {
+        let body = self.body_bytes()?;
+        serde_json::from_slice(&body).map_err(|e| Error::Json(format!("response body: {e}")))
     }
 
     pub(crate) fn into_wit(self) -> wit::Response {

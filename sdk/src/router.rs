@@ -89,6 +89,56 @@ impl Router {
     }
 }
 
+impl Router {
+    /// Answers `request` as the host would: picks the route the way the host matches (an exact route
+    /// beats a prefix, the longest prefix wins, the query is ignored), then calls its handler. For
+    /// tests; under `modhost test-runner` the handler's db and store calls reach a real (scratch) db
+    /// and store. A path no route claims is [`Error::NotFound`](crate::Error::NotFound), where the
+    /// host would answer 404 without calling the mod.
+    ///
+    /// ```rust
+    /// use modhost_sdk::{envelope, Request, Response, Result, Router};
+    ///
+    /// fn hello(_: &Request) -> Result<Response> { Ok(envelope::ok(&"hi")) }
+    ///
+    /// let router = Router::new().route("/mymod/hello", hello);
+    /// let response = router.call(&Request::get("/mymod/hello?x=1"))?;
+    /// let env: envelope::Envelope<String> = response.body_json()?;
+    /// assert_eq!((response.status(), env.err, env.data.as_deref()), (200, 0, Some("hi")));
+    /// assert!(router.call(&Request::get("/elsewhere")).is_err());
+    /// # Ok::<(), modhost_sdk::Error>(())
+    /// ```
+    pub fn call(&self, request: &Request) -> Result<Response> {
+        let path = request.path();
+        let exact = self.routes.iter().find(|(route, kind, _)| *kind == MatchKind::Exact && *route == path);
+        let prefix = || {
+            self.routes
+                .iter()
+                .filter(|(route, kind, _)| *kind == MatchKind::Prefix && path.starts_with(route))
+                .max_by_key(|(route, _, _)| route.len())
+        };
+        let Some((route, _, handler)) = exact.or_else(prefix) else {
+            return Err(crate::Error::NotFound(format!("no route of this mod matches `{path}`")));
+        };
+        let mut request = request.clone();
+        request.set_route(route);
+        handler(&request)
+    }
+
+    /// Runs the [`Router::on_init`] function, if there is one, as the host does at load: for tests
+    /// of a mod that shapes the db in `init`.
+    ///
+    /// ```rust
+    /// # use modhost_sdk::*;
+    /// fn setup() -> Result<()> { Ok(()) }
+    /// Router::new().on_init(setup).run_init()?;
+    /// # Ok::<(), modhost_sdk::Error>(())
+    /// ```
+    pub fn run_init(&self) -> Result<()> {
+        self.init.map_or(Ok(()), |f| f())
+    }
+}
+
 /// The routes the router claims, for the host.
 pub fn routes(router: &Router) -> Vec<wit::Route> {
     router.routes.iter().map(|(path, kind, _)| wit::Route { path: (*path).to_owned(), kind: *kind }).collect()
@@ -143,6 +193,16 @@ mod tests {
         };
         assert_eq!(body(handle(&r, request("/b/xyz?q=1", "/b/")).unwrap()), b"xyz");
         assert_eq!(body(handle(&r, request("/a", "/a")).unwrap()), b"a");
+    }
+
+    #[test]
+    fn call_matches_routes_as_the_host_does() {
+        let r = Router::new().route("/b/exact", a).prefix("/b/", b).prefix("/b/longer/", b);
+        let body = |url: &str| r.call(&Request::get(url)).map(|out| out.body_preview());
+        assert_eq!(body("/b/exact?q=1").unwrap(), "a", "exact beats prefix, query ignored");
+        assert_eq!(body("/b/longer/xyz").unwrap(), "xyz", "the longest prefix wins");
+        assert_eq!(body("/b/other").unwrap(), "other");
+        assert!(matches!(r.call(&Request::get("/c")), Err(crate::Error::NotFound(_))));
     }
 
     #[test]

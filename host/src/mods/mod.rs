@@ -8,6 +8,7 @@ mod manifest;
 mod resolve;
 
 pub use grants::{Grants, GrantsToml};
+pub(crate) use manifest::valid_id;
 pub use manifest::{API_VERSION, Manifest, ManifestError};
 pub use resolve::{Resolution, resolve};
 

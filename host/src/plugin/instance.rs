@@ -290,7 +290,7 @@ impl LoadedMod {
 /// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
 /// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
 /// worker; `yield_now` defers the wake-up until the worker has run the others.
-fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
+pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
     let stop_at = Instant::now() + deadline;
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {

@@ -8,8 +8,10 @@
 //! - `state`: the per-`Store` data and the `Host` impls (engine errors → WIT errors).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
+//! - `command`: [`Runtime::run_command`], a WASI command (a mod's test binary) against the same linker.
 
 mod bindings;
+mod command;
 mod compile;
 mod engine;
 mod instance;
@@ -17,6 +19,7 @@ mod output;
 mod state;
 
 pub use bindings::{Chunk, Error as WitError, MatchKind as WitMatchKind, Request, Response, Route};
+pub use command::CommandExit;
 pub use compile::CompileSource;
 pub use instance::{CallError, LoadedMod};
 pub use state::ModContext;

@@ -110,6 +110,19 @@ impl CallState {
         CallState { cx, limits: Limiter::new(limits), output, trace: None, wasi, table: ResourceTable::new() }
     }
 
+    /// A state whose WASI context the caller built: `modhost test-runner` gives a test binary inherited
+    /// stdio and its arguments, which a mod never gets. Nothing is written to `output` then.
+    pub(crate) fn with_wasi(cx: Arc<ModContext>, limits: StoreLimits, wasi: WasiCtx) -> Self {
+        CallState {
+            cx,
+            limits: Limiter::new(limits),
+            output: GuestOutput::new(0),
+            trace: None,
+            wasi,
+            table: ResourceTable::new(),
+        }
+    }
+
     /// Starts timing a host call, when this call is traced: one branch when it is not.
     fn clock(&self) -> Option<Instant> {
         self.trace.as_ref().map(|_| Instant::now())

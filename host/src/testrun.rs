@@ -1,0 +1,80 @@
+//! `modhost test-runner <test.wasm> [args…]`: cargo's runner for a mod project's tests.
+//!
+//! `cargo test` for `wasm32-wasip2` builds the tests into a WASI command component and hands it to the
+//! runner. A mod's code imports modhost's `db`, `store` and `log`, which no generic wasm runtime has;
+//! here they are real: a generated game db ([`crate::gamedb::database`], 100 items) and a store in a
+//! temporary directory, both fresh for each run, so tests call their handlers as the host would.
+//! The mod's id (its store namespace) and grants come from `./mod.toml` (cargo runs the runner in the
+//! package's folder) when there is one.
+//!
+//! The exit code is the test binary's; a trap (on wasm32 a Rust panic aborts, so a failed assertion
+//! is a trap) is printed and exits 101, as a failed native test run does.
+
+use crate::config::Limits;
+use crate::db::Db;
+use crate::mods::{Grants, Manifest};
+use crate::plugin::{CommandExit, ModContext, Runtime};
+use crate::store::Store;
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The exit code of a run that trapped or timed out: what libtest exits with when a test fails.
+pub const FAILED: i32 = 101;
+
+/// Items in the generated db: enough for the shapes a mod reads, small enough to build in milliseconds.
+const DB_ITEMS: u64 = 100;
+
+/// Runs the test binary `wasm` with `args` (cargo's test filter and harness flags) and answers its
+/// exit code. `manifest`: the mod's `mod.toml` (default `./mod.toml` if present, else id `test` and no
+/// grants). `deadline` bounds the whole run.
+pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline: Duration) -> anyhow::Result<i32> {
+    let bytes = std::fs::read(wasm).with_context(|| format!("reading the test binary {}", wasm.display()))?;
+    let (id, grants) = identity(manifest)?;
+    let db = Db::from_text(crate::gamedb::database(DB_ITEMS).to_string()).context("loading the generated db")?;
+    let scratch = tempfile::tempdir().context("creating a scratch store directory")?;
+    let store = Store::open(scratch.path(), false).context("opening the scratch store")?;
+    let cx = Arc::new(ModContext::new(&id, Arc::new(db), Arc::new(store), grants));
+
+    // One instance for the whole run, with room for a test harness: more memory than a request gets.
+    let limits = Limits { memory_bytes: 512 << 20, max_instances: 2, mod_instances: 1, ..Limits::default() };
+    let runtime = Runtime::new(limits, None)?;
+    // The program name first, as a shell would pass it; libtest skips it.
+    let argv: Vec<String> = std::iter::once(wasm.display().to_string()).chain(args.iter().cloned()).collect();
+    // The host's environment is not passed, with one exception: libtest captures each test's output
+    // and prints it when the test fails, but on wasm32 a panic aborts the whole binary first, and the
+    // captured panic message would be lost with it. Uncaptured, it reaches the terminal.
+    let env = [("RUST_TEST_NOCAPTURE", "1")];
+    Ok(match runtime.run_command(&bytes, cx, &argv, &env, deadline).await? {
+        CommandExit::Exited(code) => code,
+        CommandExit::Trapped(trap) => {
+            eprintln!(
+                "modhost test-runner: {} trapped (on wasm32 a panic aborts; its message is above):\n{trap}",
+                wasm.display()
+            );
+            FAILED
+        }
+        CommandExit::TimedOut(deadline) => {
+            eprintln!(
+                "modhost test-runner: {} still ran after {} s and was stopped",
+                wasm.display(),
+                deadline.as_secs()
+            );
+            FAILED
+        }
+    })
+}
+
+/// The store namespace and grants the tests run with.
+fn identity(manifest: Option<&Path>) -> anyhow::Result<(String, Grants)> {
+    let path = match manifest {
+        Some(path) => path.to_owned(),
+        None if Path::new("mod.toml").exists() => PathBuf::from("mod.toml"),
+        None => return Ok(("test".to_owned(), Grants::default())),
+    };
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let parsed = Manifest::parse(&text).with_context(|| format!("in {}", path.display()))?;
+    let grants = parsed.grants();
+    Ok((parsed.id, grants))
+}
