@@ -163,6 +163,13 @@ impl Generation {
 }
 
 fn load_db(root: &Path) -> anyhow::Result<Db> {
+    // The db error already names the file, the line and the column; its source would repeat them.
+    Db::load(&root.join("db.json")).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Writes the default `db.json` into a root that has none (at boot only: a reload must not replace a
+/// db the player removed by mistake, it must say so).
+pub(crate) fn write_default_db(root: &Path) -> anyhow::Result<()> {
     let path = root.join("db.json");
     if !path.exists() {
         // Written aside and renamed, so a crash here never leaves a half database to fail the next boot.
@@ -173,8 +180,7 @@ fn load_db(root: &Path) -> anyhow::Result<Db> {
             .with_context(|| format!("writing the default {}", path.display()))?;
         tracing::info!("wrote a default database to {}", path.display());
     }
-    // The db error already names the file, the line and the column; its source would repeat them.
-    Db::load(&path).map_err(|e| anyhow::anyhow!("{e}"))
+    Ok(())
 }
 
 /// Compiles, links and initialises one mod against `db`; its routes join `builder` only when its

@@ -175,6 +175,7 @@ impl Server {
                 crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", root.display()))?;
             config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", player_file.display()))?;
         }
+        crate::generation::write_default_db(root)?;
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
         let store = Arc::new(Store::open(&store_dir, config.store_durable)?);

@@ -91,9 +91,9 @@ async fn a_broken_mod_folder_is_reported_and_the_others_load() {
     server.stop().await.unwrap();
 
     std::fs::create_dir_all(root.join("mods/broken")).unwrap();
-    std::fs::write(root.join("mods/broken/mod.toml"), "id = \"broken\"\nversion = \"1\"\nreuze = 2\n").unwrap();
+    std::fs::write(root.join("mods/broken/mod.toml"), "id = \"broken\"\nversion = \"1.0.0\"\nreuze = 2\n").unwrap();
     std::fs::create_dir_all(root.join("mods/notwasm")).unwrap();
-    std::fs::write(root.join("mods/notwasm/mod.toml"), "id = \"notwasm\"\nversion = \"1\"\n").unwrap();
+    std::fs::write(root.join("mods/notwasm/mod.toml"), "id = \"notwasm\"\nversion = \"1.0.0\"\n").unwrap();
     std::fs::write(root.join("mods/notwasm/notwasm.wasm"), b"\0asm garbage").unwrap();
 
     let server = again.start().await.unwrap();

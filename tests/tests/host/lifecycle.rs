@@ -123,8 +123,9 @@ async fn a_reload_swaps_code_and_a_rebuilt_db_and_a_failed_one_changes_nothing()
     assert_eq!(send(addr, &Call::post("/hello/item", b"{}")).await.unwrap().status, 404, "hello's code is gone");
 
     // A request in flight when the next reload swaps the fixture out finishes on the old generation.
-    let slow = tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/1500")).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // 600 ms to get into the mod (route lookup happens in the first millisecond), 3 s inside it.
+    let slow = tokio::spawn(async move { send(addr, &Call::get("/fx/sleep/3000")).await });
+    tokio::time::sleep(Duration::from_millis(600)).await;
     let tiny_m = component("/t/x", Init::Ok).unwrap();
     put(&root, "m", "version = \"0.4.0\"", &tiny_m);
     let swapped = reload(addr).await;
@@ -149,6 +150,11 @@ async fn a_reload_swaps_code_and_a_rebuilt_db_and_a_failed_one_changes_nothing()
     std::fs::write(root.join("db.json"), b"{ nope").unwrap();
     let refused = reload(addr).await;
     assert!(refused["reason"].as_str().unwrap().contains("db.json is not valid JSON"), "{refused}");
+    // And a db.json gone missing: never replaced by a default one behind the player's back.
+    std::fs::remove_file(root.join("db.json")).unwrap();
+    let refused = reload(addr).await;
+    assert!(refused["reason"].as_str().unwrap().contains("db.json"), "{refused}");
+    assert!(!root.join("db.json").exists());
     let status = send(addr, &Call::get("/modhost/status")).await.unwrap().json();
     assert_eq!(status["generation"]["number"], swapped["generation"]);
     assert_eq!(status["last_reload"]["ok"], false);

@@ -53,8 +53,8 @@ struct Args {
     /// One kept-alive connection (default: a new connection per request).
     #[arg(long)]
     keepalive: bool,
-    /// Misbehaving clients beside the mix: quiet, idle, slowloris, slow-readers, fragmented, or all;
-    /// several separated by commas.
+    /// What runs beside the mix: quiet, misbehaving clients (idle, slowloris, slow-readers,
+    /// fragmented), reloading (the mods and db reloaded every 100 ms), or all; several separated by commas.
     #[arg(long, default_value = "quiet")]
     scenario: String,
     /// Start the server with --perf and print its time per phase after the run.
@@ -86,13 +86,18 @@ async fn main() -> anyhow::Result<()> {
     let b_binary = args.vs.clone().or_else(|| args.vs_args.as_ref().map(|_| a.clone()));
     anyhow::ensure!(args.rounds > 0 && args.reps > 0, "--rounds and --reps must be at least 1");
     let scenarios: Vec<String> = match args.scenario.as_str() {
-        "all" => ["quiet"].iter().chain(modhost_tests::adversary::KINDS.iter()).map(|s| s.to_string()).collect(),
+        "all" => ["quiet"]
+            .iter()
+            .chain(modhost_tests::adversary::KINDS.iter())
+            .chain(&[mix::RELOADING])
+            .map(|s| s.to_string())
+            .collect(),
         list => list.split(',').map(|s| s.trim().to_owned()).collect(),
     };
     for s in &scenarios {
         anyhow::ensure!(
-            s == "quiet" || modhost_tests::adversary::KINDS.contains(&s.as_str()),
-            "unknown scenario `{s}`; known: quiet, {}, all",
+            s == "quiet" || s == mix::RELOADING || modhost_tests::adversary::KINDS.contains(&s.as_str()),
+            "unknown scenario `{s}`; known: quiet, {}, reloading, all",
             modhost_tests::adversary::KINDS.join(", ")
         );
     }

@@ -316,6 +316,41 @@ async fn round(
     Ok(())
 }
 
+/// The scenario that reloads the server's mods and db over and over while the mix runs.
+pub(crate) const RELOADING: &str = "reloading";
+
+/// `POST /modhost/reload` every 100 ms (one at a time), as `serve --watch` does on each build of a mod.
+/// Every reload must swap; the times are the server's (`took_ms`).
+struct Reloader {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<anyhow::Result<Vec<f64>>>,
+}
+
+impl Reloader {
+    fn start(addr: SocketAddr) -> Reloader {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut took = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let call = Call::post_raw("/modhost/reload", b"").header("x-modhost-reload", "1");
+                let reply = Client::connect(addr).await?.send(&call).await?;
+                let outcome: Value = serde_json::from_slice(&reply.body()).context("the reload's answer")?;
+                ensure!(reply.status == 200 && outcome["ok"] == true, "a reload was refused: {outcome}");
+                took.push(outcome["took_ms"].as_f64().context("took_ms")?);
+            }
+            Ok(took)
+        });
+        Reloader { stop, task }
+    }
+
+    async fn finish(self) -> anyhow::Result<Vec<f64>> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.task.await.context("the reloader")?
+    }
+}
+
 /// One whole run of the server at `modhost` (with `args` added to `serve`) on a fresh root holding `db`.
 pub(crate) async fn run(
     modhost: &Path,
@@ -337,8 +372,9 @@ pub(crate) async fn run(
     }
     let mut passes = Vec::new();
     for scenario in scenarios {
+        let reloader = (scenario == RELOADING).then(|| Reloader::start(addr));
         let adversaries = match scenario.as_str() {
-            "quiet" => None,
+            "quiet" | RELOADING => None,
             kind => {
                 let started = adversary::start(addr, kind)?;
                 tokio::time::sleep(Duration::from_millis(500)).await;
@@ -355,6 +391,18 @@ pub(crate) async fn run(
         }
         passes.push(Pass { scenario: scenario.clone(), samples, wall: started.elapsed() });
         drop(adversaries);
+        if let Some(reloader) = reloader {
+            let mut took = reloader.finish().await?;
+            took.sort_by(f64::total_cmp);
+            ensure!(!took.is_empty(), "no reload finished during the pass");
+            progress.println(format!(
+                "reloading: {} reloads swapped during the pass, each {:.1} ms median ({:.1}-{:.1}), no request failed",
+                took.len(),
+                took[took.len() / 2],
+                took[0],
+                took[took.len() - 1]
+            ));
+        }
     }
     let perf = if opts.perf {
         // The server writes its table every second; the bench kills it, as a load generator does.
