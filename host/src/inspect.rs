@@ -63,7 +63,18 @@ pub fn mods_text(generation: &Generation) -> String {
             m["version"].as_str().unwrap_or("?"),
             m["origin"].as_str().unwrap_or("?")
         );
-        let grants: Vec<&str> = m["grants"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let list =
+            |key: &str| -> Vec<&str> { m[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect() };
+        if let Some(name) = m["name"].as_str() {
+            let _ = writeln!(out, "  name: {name}");
+        }
+        for (key, label) in [("authors", "authors"), ("requires", "requires")] {
+            let items = list(key);
+            if !items.is_empty() {
+                let _ = writeln!(out, "  {label}: {}", items.join(", "));
+            }
+        }
+        let grants = list("grants");
         let _ = writeln!(
             out,
             "  grants: {}",

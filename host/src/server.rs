@@ -120,7 +120,8 @@ impl App {
         let generation = match (built, &refusal) {
             (Ok(new), None) => {
                 let number = new.number;
-                self.current.store(Arc::new(new));
+                let old = self.current.swap(Arc::new(new));
+                free_when_unused(old);
                 number
             }
             _ => old.number,
@@ -287,4 +288,21 @@ fn reload_on_hangup(app: Arc<App>) -> tokio::task::JoinHandle<()> {
         #[cfg(not(unix))]
         drop(app);
     })
+}
+
+/// Frees a generation that was swapped out on the blocking pool once the requests still on it are done.
+/// A 20 MB db is about half a million nodes, tens of milliseconds to free: without this, whichever
+/// request dropped the last reference would pay that on an async worker, stalling every request queued
+/// behind it. Requests hold a generation only until their mod call returns (bounded by its deadline).
+fn free_when_unused(old: Arc<Generation>) {
+    tokio::task::spawn_blocking(move || {
+        let mut old = old;
+        for _ in 0..6000 {
+            match Arc::try_unwrap(old) {
+                Ok(generation) => return drop(generation),
+                Err(shared) => old = shared,
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
 }

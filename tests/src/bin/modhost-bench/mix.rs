@@ -395,13 +395,15 @@ pub(crate) async fn run(
             let mut took = reloader.finish().await?;
             took.sort_by(f64::total_cmp);
             ensure!(!took.is_empty(), "no reload finished during the pass");
-            progress.println(format!(
+            let line = format!(
                 "reloading: {} reloads swapped during the pass, each {:.1} ms median ({:.1}-{:.1}), no request failed",
                 took.len(),
                 took[took.len() / 2],
                 took[0],
                 took[took.len() - 1]
-            ));
+            );
+            // A hidden bar (output not a terminal) prints nothing.
+            if progress.is_hidden() { eprintln!("{line}") } else { progress.println(line) }
         }
     }
     let perf = if opts.perf {
