@@ -284,6 +284,14 @@ fn run_chromium(args: &[String], url: &str) -> String {
     }
 }
 
+/// [`run_chromium`] on a blocking thread (the server keeps serving on the runtime meanwhile); its panic
+/// is the test's.
+async fn chromium_off_runtime(args: Vec<String>, url: String) -> String {
+    tokio::task::spawn_blocking(move || run_chromium(&args, &url))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
 /// The text of `html` with tags removed and the entities Chromium writes decoded.
 fn text_of(html: &str) -> String {
     let mut out = String::new();
@@ -379,7 +387,7 @@ async fn chromium_renders_the_page() {
     let started = Instant::now();
     let dom = {
         let (args, url) = (vec!["--dump-dom".to_owned(), "--virtual-time-budget=10000".to_owned()], url.clone());
-        tokio::task::spawn_blocking(move || run_chromium(&args, &url)).await.expect("the chromium run")
+        chromium_off_runtime(args, url).await
     };
     println!("chromium --dump-dom took {:?} ({})", started.elapsed(), chromium.display());
     let body_tag = &dom[dom.find("<body").unwrap_or_else(|| panic!("no body in the DOM:\n{dom}"))..];
@@ -428,7 +436,7 @@ async fn chromium_renders_the_page() {
             "--virtual-time-budget=10000".to_owned(),
         ];
         let url = url.clone();
-        tokio::task::spawn_blocking(move || run_chromium(&args, &url)).await.expect("the chromium run");
+        chromium_off_runtime(args, url).await;
     }
     println!("chromium --screenshot took {:?}", started.elapsed());
     server.stop().await.expect("stopping");
