@@ -94,10 +94,10 @@ pub struct RouteStats {
     pub errors: u64,
     /// Mean time from head to answer, in milliseconds.
     pub mean_ms: f64,
-    /// The median and the 99th percentile, as the upper bound of the bucket they fall in (an
-    /// over-estimate by at most one bucket), in milliseconds; `None` past the last bucket.
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
+    /// The median and the 99th percentile are at most these (`le`, as Prometheus says): the upper
+    /// bound of the histogram bucket they fall in, in milliseconds; `None` past the last bucket (10 s).
+    pub p50_le_ms: Option<f64>,
+    pub p99_le_ms: Option<f64>,
 }
 
 impl Metrics {
@@ -126,8 +126,8 @@ impl Metrics {
                     count: h.count,
                     errors: errors.get(route.as_str()).copied().unwrap_or(0),
                     mean_ms: if h.count == 0 { 0.0 } else { h.sum_seconds * 1e3 / h.count as f64 },
-                    p50_ms: quantile(h, 0.5),
-                    p99_ms: quantile(h, 0.99),
+                    p50_le_ms: quantile(h, 0.5),
+                    p99_le_ms: quantile(h, 0.99),
                 };
                 (route.clone(), stats)
             })
@@ -163,8 +163,8 @@ mod tests {
         let stats = m.route_stats();
         let a = &stats["/a"];
         assert_eq!((a.count, a.errors), (3, 1));
-        assert_eq!((a.p50_ms, a.p99_ms), (Some(5.0), None), "{a:?}");
+        assert_eq!((a.p50_le_ms, a.p99_le_ms), (Some(5.0), None), "{a:?}");
         assert!((a.mean_ms - 20001.1).abs() < 0.01, "{a:?}");
-        assert_eq!(stats["/q\""].p50_ms, Some(0.5));
+        assert_eq!(stats["/q\""].p50_le_ms, Some(0.5));
     }
 }

@@ -1,6 +1,7 @@
 //! The host's own pages under `/modhost/`: what is loaded and how it is doing, for people and tools.
 //!
-//! - `GET /modhost/status`: JSON: the serving generation, uptime, request totals, the last reload.
+//! - `GET /modhost/status`: JSON: the serving generation, uptime, requests to mod routes, the last
+//!   reload.
 //! - `GET /modhost/mods`: JSON: each loaded mod (version, authors, requires, grants, limits, routes
 //!   with their request counts and latency) and the mods left out with why.
 //! - `GET /modhost/`: a small self-contained page that fetches the two and shows them.
@@ -59,6 +60,11 @@ pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: b
     }
 }
 
+/// Whether a metrics route is one the host answers itself.
+fn is_host_route(route: &str) -> bool {
+    route == crate::http::METRICS_PATH || route == PREFIX || route.starts_with("/modhost/")
+}
+
 fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -66,8 +72,15 @@ fn unix_ms(t: SystemTime) -> u64 {
 /// `/modhost/status`.
 pub fn status_json(app: &App) -> Value {
     let generation = app.generation();
-    let routes = app.metrics.route_stats();
-    let requests: u64 = routes.values().map(|r| r.count).sum();
+    // Requests to the mods' routes: not the host's own pages (an open status page polls them), not
+    // requests that matched no route.
+    let requests: u64 = app
+        .metrics
+        .route_stats()
+        .iter()
+        .filter(|(route, _)| !is_host_route(route) && route.as_str() != "-")
+        .map(|(_, r)| r.count)
+        .sum();
     json!({
         "server": "modhost",
         "version": env!("CARGO_PKG_VERSION"),
