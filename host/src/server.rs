@@ -28,6 +28,8 @@ use tokio::net::TcpListener;
 pub struct App {
     /// The configuration the server started with.
     pub config: Config,
+    /// The same before the player's `modhost.toml` was applied: a reload applies the file anew.
+    base: Config,
     /// The durable store: shared by every generation, never touched by a reload.
     pub store: Arc<Store>,
     /// The per-session locks (shared across generations, so one session's requests never overlap
@@ -85,6 +87,21 @@ impl App {
         self.last_reload.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The configuration with the player's `modhost.toml` as it is now. The engine was sized at boot,
+    /// so limits above its memory slot or instance pool need a restart, and are refused here.
+    fn reread_player_file(&self) -> anyhow::Result<Config> {
+        let config = with_player_file(&self.base)?;
+        let (now, boot) = (&config.limits, &self.config.limits);
+        anyhow::ensure!(
+            now.memory_bytes <= boot.memory_bytes && now.max_instances <= boot.max_instances,
+            "{}: [limits] above what the server started with (memory {} MiB, {} instances) needs a restart",
+            self.config.root.join("modhost.toml").display(),
+            boot.memory_bytes >> 20,
+            boot.max_instances
+        );
+        Ok(config)
+    }
+
     /// Builds the next generation from `db.json` and the mods on disk now, and swaps it in when it
     /// loads every mod the serving generation runs. Requests in flight finish on the generation they
     /// started on; the store is not touched. Concurrent calls run one after the other.
@@ -92,7 +109,10 @@ impl App {
         let _one = self.reloading.lock().await;
         let started = Instant::now();
         let old = self.generation();
-        let built = Generation::build(old.number + 1, &self.config, &self.runtime, &self.store).await;
+        let built = match self.reread_player_file() {
+            Ok(config) => Generation::build(old.number + 1, &config, &self.runtime, &self.store).await,
+            Err(e) => Err(e),
+        };
         let refusal = match &built {
             Err(e) => Some(format!("{e:#}")),
             Ok(new) => {
@@ -160,22 +180,15 @@ pub struct Server {
 impl Server {
     /// Boots: everything up to a bound listener. Errors here are fatal (an unreadable `db.json`, a
     /// port in use, a broken mod under `strict`).
-    pub async fn start(mut config: Config) -> anyhow::Result<Server> {
+    pub async fn start(base: Config) -> anyhow::Result<Server> {
         let started = Instant::now();
-        let root = config.root.clone();
+        let root = base.root.clone();
         let root = &root;
         for dir in [root.clone(), root.join("mods"), root.join("store"), root.join("cache")] {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         // The player's limits, if they wrote any: a bad file stops the boot with what and where.
-        let player_file = root.join("modhost.toml");
-        if player_file.exists() {
-            let text =
-                std::fs::read_to_string(&player_file).with_context(|| format!("reading {}", player_file.display()))?;
-            let file =
-                crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", root.display()))?;
-            config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", player_file.display()))?;
-        }
+        let config = with_player_file(&base)?;
         crate::generation::write_default_db(root)?;
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
@@ -198,6 +211,7 @@ impl Server {
         let perf = config.perf.then(Arc::default);
         let app = App {
             config,
+            base,
             store,
             sessions: SessionLocks::default(),
             body_cache,
@@ -305,4 +319,17 @@ fn free_when_unused(old: Arc<Generation>) {
             std::thread::sleep(Duration::from_millis(10));
         }
     });
+}
+
+/// `base` with the player's `<root>/modhost.toml` applied, if there is one; a bad file is an error that
+/// names the file and the key.
+fn with_player_file(base: &Config) -> anyhow::Result<Config> {
+    let mut config = base.clone();
+    let path = config.root.join("modhost.toml");
+    if path.exists() {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let file = crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    }
+    Ok(config)
 }

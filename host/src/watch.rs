@@ -7,8 +7,8 @@
 //! exactly one more after it. A reload that fails on a half-written file is followed by the one its
 //! last write triggers.
 //!
-//! Watched: `<root>/mods/` (recursively) and `<root>/db.json`. Not watched: the store, the compile
-//! cache, `perf.txt` and `modhost.toml` (the player's limits are read at boot).
+//! Watched: `<root>/mods/` (recursively), `<root>/db.json` and `<root>/modhost.toml` (the player's
+//! limits, applied anew by each reload). Not watched: the store, the compile cache, `perf.txt`.
 
 use crate::server::App;
 use notify::event::{AccessKind, AccessMode, EventKind};
@@ -57,7 +57,7 @@ fn is_write(kind: &EventKind) -> bool {
 }
 
 /// Whether a change at `path` should reload: a file under `mods/` (not a hidden or temporary one,
-/// which editors and copiers write before renaming), or `db.json` itself.
+/// which editors and copiers write before renaming), `db.json`, or the player's `modhost.toml`.
 fn relevant(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else { return false };
     let hidden = rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')));
@@ -65,7 +65,7 @@ fn relevant(root: &Path, path: &Path) -> bool {
     if hidden || temp {
         return false;
     }
-    rel == Path::new("db.json") || rel.starts_with("mods")
+    rel == Path::new("db.json") || rel == Path::new("modhost.toml") || rel.starts_with("mods")
 }
 
 /// Starts watching `app`'s root; each settled change runs [`App::reload`].
@@ -85,7 +85,7 @@ pub fn start(app: Arc<App>) -> anyhow::Result<Watch> {
     watcher.watch(&root.join("mods"), RecursiveMode::Recursive)?;
     // The root itself, not db.json: a db.json replaced by rename is a new file a file watch would miss.
     watcher.watch(&root, RecursiveMode::NonRecursive)?;
-    tracing::info!("watching {} and {} for changes", root.join("mods").display(), root.join("db.json").display());
+    tracing::info!("watching {}, db.json and modhost.toml for changes", root.join("mods").display());
     let task = tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
             let mut changed = vec![first];
@@ -127,12 +127,12 @@ mod tests {
         assert!(relevant(root, Path::new("/r/mods/hello/hello.wasm")));
         assert!(relevant(root, Path::new("/r/mods/hello/mod.toml")));
         assert!(relevant(root, Path::new("/r/mods/hello")));
+        assert!(relevant(root, Path::new("/r/modhost.toml")));
         for quiet in [
             "/r/perf.txt",
             "/r/store/emulator/x.json",
             "/r/cache/ab.cwasm",
             "/r/db.json.new",
-            "/r/modhost.toml",
             "/r/mods/.hello.wasm.part",
             "/r/mods/hello/.mod.toml.swp",
             "/r/mods/hello/hello.wasm.tmp",

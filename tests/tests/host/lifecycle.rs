@@ -136,6 +136,21 @@ async fn a_reload_swaps_code_and_a_rebuilt_db_and_a_failed_one_changes_nothing()
     assert_eq!(send(addr, &Call::get("/fx/sleep/1")).await.unwrap().status, 404, "new requests see the new code");
     assert_eq!(send(addr, &Call::get("/t/x")).await.unwrap().status, 500, "the tiny mod serves (and traps)");
 
+    // The player's limits are read anew: a changed one applies, a bad file refuses the reload.
+    std::fs::write(root.join("modhost.toml"), "[mods.m]\ncall_timeout_ms = 1234\n").unwrap();
+    assert_eq!(reload(addr).await["ok"], true);
+    let mods = send(addr, &Call::get("/modhost/mods")).await.unwrap().json();
+    assert_eq!(mods["loaded"][0]["limits"]["call_timeout_ms"], 1234, "{mods}");
+    std::fs::write(root.join("modhost.toml"), "[mods.m]\ncall_timeout_mz = 1\n").unwrap();
+    let refused = reload(addr).await;
+    assert!(refused["reason"].as_str().unwrap().contains("call_timeout_mz"), "{refused}");
+    std::fs::write(root.join("modhost.toml"), "[limits]\nmemory_mib = 100000\n").unwrap();
+    let refused = reload(addr).await;
+    assert!(refused["reason"].as_str().unwrap().contains("modhost.toml"), "{refused}");
+    std::fs::remove_file(root.join("modhost.toml")).unwrap();
+    let swapped = reload(addr).await;
+    assert_eq!(swapped["ok"], true, "{swapped}");
+
     // A broken mod that the serving generation runs: refused, and the old generation keeps serving.
     std::fs::write(root.join("mods/m/m.wasm"), b"not wasm").unwrap();
     let reply = send(addr, &Call::post_raw("/modhost/reload", b"").header("x-modhost-reload", "1")).await.unwrap();
