@@ -26,6 +26,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// once (about 0.2 MB). A player's real database replaces `<root>/db.json`.
 const DEFAULT_DB_ITEMS: u64 = 100;
 
+/// Objects of at least this much text are indexed before a reloaded db serves (`Db::warm`).
+const WARM_MIN_BYTES: usize = 64 << 10;
+
 /// One loaded set of mods and the db they built. Immutable; requests hold it (an `Arc`) from route
 /// lookup to the last db reference they splice, so a reload never changes a request's world midway.
 #[derive(Debug)]
@@ -77,12 +80,15 @@ pub struct LoadReport {
 }
 
 impl Generation {
-    /// Builds generation `number` from the root's `db.json` and mods.
+    /// Builds generation `number` from the root's `db.json` and mods. `warm`: index the db's large
+    /// objects before answering (a reload does, so the requests after the swap do not pay for the scan;
+    /// the boot does not, so the first answer comes as early as it can).
     pub(crate) async fn build(
         number: u64,
         config: &Config,
         runtime: &Arc<Runtime>,
         store: &Arc<Store>,
+        warm: bool,
     ) -> anyhow::Result<Generation> {
         let started = Instant::now();
         let root = config.root.clone();
@@ -149,6 +155,12 @@ impl Generation {
                     failed.insert(id);
                 }
             }
+        }
+        if warm {
+            let db = db.clone();
+            let indexed =
+                tokio::task::spawn_blocking(move || db.warm(WARM_MIN_BYTES)).await.context("warming the db")?;
+            tracing::debug!("generation {number}: {indexed} large objects indexed before serving");
         }
         Ok(Generation {
             number,

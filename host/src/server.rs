@@ -110,7 +110,7 @@ impl App {
         let started = Instant::now();
         let old = self.generation();
         let built = match self.reread_player_file() {
-            Ok(config) => Generation::build(old.number + 1, &config, &self.runtime, &self.store).await,
+            Ok(config) => Generation::build(old.number + 1, &config, &self.runtime, &self.store, true).await,
             Err(e) => Err(e),
         };
         let refusal = match &built {
@@ -200,7 +200,7 @@ impl Server {
         let early = crate::http::EarlyAccept::start(listener.clone(), config.boot_wait);
         let runtime = Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")))?);
 
-        let first = Generation::build(1, &config, &runtime, &store).await?;
+        let first = Generation::build(1, &config, &runtime, &store, false).await?;
         if config.strict && !first.report.failed.is_empty() {
             let list: Vec<String> = first.report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
             bail!("--strict: {} mod(s) failed to load:\n{}", list.len(), list.join("\n"));

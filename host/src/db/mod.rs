@@ -163,6 +163,12 @@ impl Db {
         self.current.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// Indexes every object of at least `min_bytes` of text in the current version (see
+    /// [`Node::warm`]); answers how many. A reload warms its new db before swapping it in.
+    pub fn warm(&self, min_bytes: usize) -> usize {
+        self.snapshot().0.warm(min_bytes)
+    }
+
     /// Makes `snapshot` the current version again: for undoing the patches of a mod whose `init` failed.
     pub fn restore(&self, snapshot: Snapshot) {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);

@@ -405,3 +405,20 @@ fn readers_never_see_half_a_patch() {
     let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
     assert!(reads > 0);
 }
+
+#[test]
+fn warm_indexes_the_large_objects_and_changes_no_answer() {
+    let long = "x".repeat(200);
+    let v = json!({"big": {"a": long, "b": {"c": 1}, "inner": {"x": long}}, "small": {"d": 2}});
+    let d = db(v.clone());
+    // The root, `big` and `big.inner`: `big.a` is large but a string, `big.b` and `small` are small.
+    assert_eq!(d.warm(150), 3);
+    assert_eq!(serde_json::from_slice::<Value>(&d.get("big").unwrap()).unwrap(), v["big"]);
+    assert_eq!(get(&d, "big.b.c"), "1");
+    // After a patch the root is an object a patch built: warming visits its members.
+    d.patch("small", r#"{"e": 3}"#).unwrap();
+    let fresh = db(v);
+    fresh.patch("small", r#"{"e": 3}"#).unwrap();
+    assert_eq!(fresh.warm(150), 2, "big and big.inner, below the patched root");
+    assert_eq!(d.warm(1 << 20), 0, "nothing is that large");
+}
