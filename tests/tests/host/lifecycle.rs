@@ -110,11 +110,17 @@ async fn a_reload_swaps_code_and_a_rebuilt_db_and_a_failed_one_changes_nothing()
     let (addr, root) = (server.addr, server.root().to_owned());
     let mut client = Client::connect(addr).await.unwrap();
     let first = rouble_name(addr, &mut client).await.unwrap();
+    let visits = |n: u64| async move {
+        let reply = send(addr, &Call::post("/hello/visits", b"{}").session("0123456789abcdef01234567")).await.unwrap();
+        assert_eq!(reply.json()["data"]["visits"], n, "the store carries on across reloads");
+    };
+    visits(1).await;
 
     rename_rouble(&root, "Reloaded roubles");
     let outcome = reload(addr).await;
     assert_eq!((outcome["ok"].clone(), outcome["generation"].clone()), (true.into(), 2.into()), "{outcome}");
     assert_eq!(rouble_name(addr, &mut client).await.unwrap(), "Reloaded roubles", "was {first}");
+    visits(2).await;
 
     // New code for the same mod: hello's routes go, the fixture's come.
     std::fs::copy(guests::FIXTURE, root.join("mods/m/m.wasm")).unwrap();
