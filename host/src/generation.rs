@@ -119,12 +119,16 @@ impl Generation {
         let mut loaded = Vec::new();
         let mut builder = RouteTableBuilder::default();
         for i in resolution.order {
-            let Some(source) = sources[i].take() else { continue };
+            let Some(mut source) = sources[i].take() else { continue };
+            // Moved into the compile task, not copied: a JavaScript mod is tens of megabytes.
+            let wasm = std::mem::take(&mut source.wasm);
             let id = source.manifest.id.clone();
             let t0 = Instant::now();
             let outcome = match source.manifest.requires.keys().find(|dep| failed.contains(*dep)) {
                 Some(dep) => Err(anyhow::anyhow!("it requires `{dep}`, which failed to load")),
-                None => load_one(runtime, &source, config.limits_for(&id), &db, store, &mut builder).await,
+                None => {
+                    load_one(runtime, &source.manifest, wasm, config.limits_for(&id), &db, store, &mut builder).await
+                }
             };
             match outcome {
                 Ok((module, compile)) => {
@@ -199,16 +203,17 @@ pub(crate) fn write_default_db(root: &Path) -> anyhow::Result<()> {
 /// `init` succeeded.
 async fn load_one(
     runtime: &Arc<Runtime>,
-    source: &mods::ModSource,
+    manifest: &mods::Manifest,
+    wasm: Vec<u8>,
     limits: crate::config::Limits,
     db: &Arc<Db>,
     store: &Arc<Store>,
     builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
-    let id = &source.manifest.id;
-    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), source.manifest.grants()));
+    let id = &manifest.id;
+    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), manifest.grants()));
     // Cranelift is CPU-bound for up to seconds: off the async workers, so serving goes on beside it.
-    let (runtime2, wasm, reuse) = (runtime.clone(), source.wasm.clone(), source.manifest.reuse);
+    let (runtime2, reuse) = (runtime.clone(), manifest.reuse);
     let (loaded, compile) = tokio::task::spawn_blocking(move || runtime2.load(&wasm, cx, reuse, limits))
         .await
         .context("the compile task")??;
