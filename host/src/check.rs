@@ -9,10 +9,10 @@
 //! and time per call. Any trap or timeout, or a mod that does not load, is a failure (exit code 1).
 
 use crate::config::Config;
-use crate::router::MatchKind;
 use crate::server::Server;
 use crate::wire;
 use anyhow::{Context as _, bail};
+use modhost_routes::MatchKind;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -55,7 +55,7 @@ fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Ve
     let read = |p: &Path| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()));
     if target.is_dir() {
         let toml = read(&manifest.map_or_else(|| target.join("mod.toml"), Path::to_owned))?;
-        let parsed = crate::mods::Manifest::parse(&toml)?;
+        let parsed = modhost_mods::Manifest::parse(&toml)?;
         let wasm = target.join(format!("{}.wasm", parsed.id));
         let bytes = std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
         return Ok((toml, bytes));
@@ -110,8 +110,8 @@ async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u1
 pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64) -> anyhow::Result<Value> {
     let strict = format!("{STRICT}call_timeout_ms = {call_timeout_ms}\n");
     let (toml, wasm) = resolve(target, manifest)?;
-    let parsed = crate::mods::Manifest::parse(&toml)?;
-    let id = parsed.id.clone();
+    let parsed = modhost_mods::Manifest::parse(&toml)?;
+    let id = parsed.id.to_string();
     let root = tempfile::tempdir().context("a throwaway root")?;
     let dir = root.path().join("mods").join(&id);
     std::fs::create_dir_all(&dir)?;
@@ -122,12 +122,12 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     let mut config = Config::new(root.path());
     config.addr = SocketAddr::from(([127, 0, 0, 1], 0));
     // Beside the built-in game, so a route it would steal is reported, unless it is a built-in itself.
-    config.builtin_mods = !crate::mods::builtins().iter().flatten().any(|b| b.manifest.id == id);
+    config.builtin_mods = !crate::builtin::builtins().iter().flatten().any(|b| b.manifest.id == id.as_str());
     let started = Instant::now();
     let server = Server::start(config).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
-    if let Some((_, why)) = server.report().failed.iter().find(|(m, _)| *m == id || m.ends_with(&id)) {
-        return Ok(json!({"mod": id, "passed": false, "loaded": false, "reason": why}));
+    if let Some(left) = server.report().failed.iter().find(|left| left.id == id || left.id.ends_with(&id)) {
+        return Ok(json!({"mod": id, "passed": false, "loaded": false, "reason": left.reason}));
     }
     let generation = server.app().generation();
     let module = generation.mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;

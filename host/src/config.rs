@@ -203,7 +203,7 @@ impl Default for Limits {
             init_deadline: Duration::from_secs(60),
             // The store's value cap plus room for the key: a `set` at the cap must reach the store and
             // get its clear `too-large`, not trap on this limit first.
-            hostcall_bytes: crate::store::MAX_VALUE_BYTES + (1 << 20),
+            hostcall_bytes: modhost_store::MAX_VALUE_BYTES + (1 << 20),
             // Rust guests use a few hundred; JavaScript engines compiled to wasm some tens of thousands.
             table_elements: 50_000,
             max_instances: 256,

@@ -2,7 +2,7 @@
 //! claim. The boot builds the first; a reload builds the next beside it and swaps it in whole.
 //!
 //! Building one: find the mods (built-ins, then `<root>/mods/`), resolve their relations into a load
-//! order (`mods::resolve`), read `db.json` into a fresh tree, then per mod in order: compile (off the
+//! order (`modhost_mods::resolve`), read `db.json` into a fresh tree, then per mod in order: compile (off the
 //! async workers: a JavaScript mod takes seconds), link, ask its routes, run its `init`. A mod that fails
 //! any step is left out with the patches its `init` made undone, and so is every later mod that
 //! requires it. Nothing here touches the serving generation or the store's files beyond what `init`
@@ -11,12 +11,12 @@
 //! Key types: [`Generation`], [`LoadReport`].
 
 use crate::config::Config;
-use crate::db::Db;
-use crate::mods::{self, Origin};
-use crate::plugin::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
-use crate::router::{MatchKind, RouteTable, RouteTableBuilder};
-use crate::store::Store;
+use crate::sandbox::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
 use anyhow::Context as _;
+use modhost_db::Db;
+use modhost_mods::Origin;
+use modhost_routes::{MatchKind, RouteTable, RouteTableBuilder};
+use modhost_store::Store;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -75,8 +75,24 @@ pub struct LoadedInfo {
 pub struct LoadReport {
     /// The mods that loaded, in load order.
     pub loaded: Vec<LoadedInfo>,
-    /// The mods left out: (id, or the folder when no manifest could be read; reason).
-    pub failed: Vec<(String, String)>,
+    /// The mods left out, with why.
+    pub failed: Vec<LeftOut>,
+}
+
+/// A mod a build left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeftOut {
+    /// Its id, or its folder when no manifest could be read.
+    #[serde(rename = "mod")]
+    pub id: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.id, self.reason)
+    }
 }
 
 impl Generation {
@@ -96,26 +112,26 @@ impl Generation {
 
         let mut found = Vec::new();
         if config.builtin_mods {
-            found.extend(mods::builtins());
+            found.extend(crate::builtin::builtins());
         }
-        found.extend(mods::discover(&config.root.join("mods")));
+        found.extend(modhost_mods::discover(&config.root.join("mods")));
         let mut report = LoadReport::default();
         let mut sources = Vec::new();
         for source in found {
             match source {
                 Ok(source) => sources.push(source),
-                Err(e) => report.failed.push((e.folder.display().to_string(), e.reason)),
+                Err(e) => report.failed.push(LeftOut { id: e.folder.display().to_string(), reason: e.reason }),
             }
         }
-        let manifests: Vec<&mods::Manifest> = sources.iter().map(|s| &s.manifest).collect();
-        let resolution = mods::resolve(&manifests, &mods::API_VERSION);
+        let manifests: Vec<&modhost_mods::Manifest> = sources.iter().map(|s| &s.manifest).collect();
+        let resolution = modhost_mods::resolve(&manifests, &modhost_mods::API_VERSION);
         for (i, why) in &resolution.refused {
             tracing::error!("mod {} was not loaded: {why}", sources[*i].manifest.id);
-            report.failed.push((sources[*i].manifest.id.clone(), why.clone()));
+            report.failed.push(LeftOut { id: sources[*i].manifest.id.to_string(), reason: why.clone() });
         }
 
-        let mut sources: Vec<Option<mods::ModSource>> = sources.into_iter().map(Some).collect();
-        let mut failed: HashSet<String> = HashSet::new();
+        let mut sources: Vec<Option<modhost_mods::ModSource>> = sources.into_iter().map(Some).collect();
+        let mut failed: HashSet<modhost_mods::ModId> = HashSet::new();
         let mut loaded = Vec::new();
         let mut builder = RouteTableBuilder::default();
         for i in resolution.order {
@@ -134,7 +150,7 @@ impl Generation {
                 Ok((module, compile)) => {
                     let m = &source.manifest;
                     let info = LoadedInfo {
-                        id: id.clone(),
+                        id: id.to_string(),
                         version: m.version.to_string(),
                         name: m.name.clone(),
                         authors: m.authors.clone(),
@@ -155,7 +171,7 @@ impl Generation {
                 }
                 Err(e) => {
                     tracing::error!("mod {id} was not loaded: {e:#}");
-                    report.failed.push((id.clone(), format!("{e:#}")));
+                    report.failed.push(LeftOut { id: id.to_string(), reason: format!("{e:#}") });
                     failed.insert(id);
                 }
             }
@@ -189,7 +205,7 @@ pub(crate) fn write_default_db(root: &Path) -> anyhow::Result<()> {
     let path = root.join("db.json");
     if !path.exists() {
         // Written aside and renamed, so a crash here never leaves a half database to fail the next boot.
-        let text = serde_json::to_vec(&crate::gamedb::database(DEFAULT_DB_ITEMS))?;
+        let text = serde_json::to_vec(&modhost_gamedb::database(DEFAULT_DB_ITEMS))?;
         let aside = root.join("db.json.new");
         std::fs::write(&aside, text)
             .and_then(|()| std::fs::rename(&aside, &path))
@@ -203,7 +219,7 @@ pub(crate) fn write_default_db(root: &Path) -> anyhow::Result<()> {
 /// `init` succeeded.
 async fn load_one(
     runtime: &Arc<Runtime>,
-    manifest: &mods::Manifest,
+    manifest: &modhost_mods::Manifest,
     wasm: Vec<u8>,
     limits: crate::config::Limits,
     db: &Arc<Db>,
@@ -211,7 +227,7 @@ async fn load_one(
     builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &manifest.id;
-    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), manifest.grants()));
+    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone()));
     // Cranelift is CPU-bound for up to seconds: off the async workers, so serving goes on beside it.
     let (runtime2, reuse) = (runtime.clone(), manifest.reuse);
     let (loaded, compile) = tokio::task::spawn_blocking(move || runtime2.load(&wasm, cx, reuse, limits))

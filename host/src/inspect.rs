@@ -2,8 +2,8 @@
 //! each mod's version, origin, grants, limits and routes, and the mods left out with why.
 
 use crate::generation::Generation;
-use crate::plugin::LoadedMod;
-use crate::router::MatchKind;
+use crate::sandbox::LoadedMod;
+use modhost_routes::MatchKind;
 use serde_json::{Value, json};
 
 /// One mod as `modhost mods` shows it.
@@ -46,7 +46,7 @@ fn describe(module: &LoadedMod, generation: &Generation) -> Value {
 pub fn mods_json(generation: &Generation) -> Value {
     let loaded: Vec<Value> = generation.mods.iter().map(|m| describe(m, generation)).collect();
     let failed: Vec<Value> =
-        generation.report.failed.iter().map(|(name, why)| json!({"mod": name, "reason": why})).collect();
+        generation.report.failed.iter().map(|left| json!({"mod": left.id, "reason": left.reason})).collect();
     json!({"loaded": loaded, "failed": failed})
 }
 

@@ -24,31 +24,25 @@
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary) with a route and a test.
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 
-// `gamedb` builds whole item templates with one `json!` each, deeper than the default macro limit.
-#![recursion_limit = "256"]
-
-pub mod body_cache;
+mod app;
+mod builtin;
 pub mod check;
 pub mod config;
-pub mod conn_guard;
-pub mod db;
-pub mod gamedb;
+mod front;
 pub mod generation;
-mod http;
 pub mod inspect;
 pub mod metrics;
-pub mod mods;
 pub mod perf;
-pub mod plugin;
-pub mod router;
+pub mod sandbox;
 pub mod scaffold;
 pub mod server;
 pub mod session;
 pub mod status;
-pub mod store;
 pub mod testrun;
 pub mod watch;
-pub mod wire;
 
+pub use app::{App, ReloadOutcome};
 pub use config::{Config, Limits};
-pub use server::{LoadReport, Server};
+pub use front::wire;
+pub use generation::{LeftOut, LoadReport};
+pub use server::Server;

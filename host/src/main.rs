@@ -175,7 +175,7 @@ fn main() -> anyhow::Result<()> {
         .init();
     match cli.command {
         Command::GenDb(args) => {
-            let text = modhost::gamedb::database(args.items).to_string();
+            let text = modhost_gamedb::database(args.items).to_string();
             std::fs::write(&args.out, &text).with_context(|| format!("writing {}", args.out.display()))?;
             eprintln!("wrote {} ({} bytes, {} items)", args.out.display(), text.len(), args.items);
             Ok(())

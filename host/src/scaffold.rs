@@ -93,7 +93,7 @@ pub enum ScaffoldError {
 /// Checks that `name` works as a mod id (`mod.toml`), a Cargo package name and a route segment.
 pub fn validate_name(name: &str) -> Result<(), ScaffoldError> {
     let bad = |why: &str| Err(ScaffoldError::BadName { name: name.to_owned(), why: why.to_owned() });
-    if !crate::mods::valid_id(name) {
+    if modhost_mods::ModId::parse(name).is_err() {
         return bad("a mod id is 1-64 characters of a-z, 0-9, `-` and `_`, starting with a letter or digit");
     }
     if !name.as_bytes()[0].is_ascii_lowercase() {
@@ -147,7 +147,7 @@ fn files(name: &str) -> Result<Vec<(String, String)>, ScaffoldError> {
             .replace("{{name}}", name)
             .replace("{{crate}}", &name.replace('-', "_"))
             .replace("{{deps}}", &deps(TEMPLATE_DEPS))
-            .replace("{{api}}", &format!("{}.{}", crate::mods::API_VERSION.major, crate::mods::API_VERSION.minor))
+            .replace("{{api}}", &format!("{}.{}", modhost_mods::API_VERSION.major, modhost_mods::API_VERSION.minor))
     };
     let mut out: Vec<(String, String)> = TEMPLATE_FILES.iter().map(|(p, t)| ((*p).to_owned(), fill(t))).collect();
     out.extend(SDK_FILES.iter().map(|(p, t)| (format!("modhost-sdk/{p}"), (*t).to_owned())));
@@ -217,9 +217,9 @@ mod tests {
         std::fs::create_dir(&empty).unwrap();
         new_project("my-mod", Some(&empty)).unwrap();
         let manifest = std::fs::read_to_string(empty.join("mod.toml")).unwrap();
-        let parsed = crate::mods::Manifest::parse(&manifest).expect("today's manifest parses the template's");
+        let parsed = modhost_mods::Manifest::parse(&manifest).expect("today's manifest parses the template's");
         assert_eq!(parsed.id, "my-mod");
-        assert!(parsed.modhost.expect("an API range").matches(&crate::mods::API_VERSION));
+        assert!(parsed.modhost.expect("an API range").matches(&modhost_mods::API_VERSION));
         let lib = std::fs::read_to_string(empty.join("src/lib.rs")).unwrap();
         assert!(lib.contains("\"/my-mod/hello\"") && !lib.contains("{{"), "{lib}");
         assert!(empty.join("modhost-sdk/wit/world.wit").exists() && empty.join("modhost-sdk/sdk/src/lib.rs").exists());

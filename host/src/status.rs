@@ -11,7 +11,7 @@
 //! visits cannot send a custom header to 127.0.0.1 without a CORS preflight this server never grants,
 //! so no website can make the server reload.
 
-use crate::server::App;
+use crate::app::App;
 use serde_json::{Value, json};
 use std::time::SystemTime;
 
@@ -62,7 +62,7 @@ pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: b
 
 /// Whether a metrics route is one the host answers itself.
 fn is_host_route(route: &str) -> bool {
-    route == crate::http::METRICS_PATH || route == PREFIX || route.starts_with("/modhost/")
+    modhost_routes::host_path(route).is_some()
 }
 
 fn unix_ms(t: SystemTime) -> u64 {
@@ -84,7 +84,7 @@ pub fn status_json(app: &App) -> Value {
     json!({
         "server": "modhost",
         "version": env!("CARGO_PKG_VERSION"),
-        "api": crate::mods::API_VERSION.to_string(),
+        "api": modhost_mods::API_VERSION.to_string(),
         "uptime_s": app.started.elapsed().as_secs_f64(),
         "generation": {
             "number": generation.number,

@@ -2,7 +2,7 @@
 //!
 //! `cargo test` for `wasm32-wasip2` builds the tests into a WASI command component and hands it to the
 //! runner. A mod's code imports modhost's `db`, `store` and `log`, which no generic wasm runtime has;
-//! here they are real: a generated game db ([`crate::gamedb::database`], 100 items) and a store in a
+//! here they are real: a generated game db ([`modhost_gamedb::database`], 100 items) and a store in a
 //! temporary directory, both fresh for each run, so tests call their handlers as the host would.
 //! The mod's id (its store namespace) and grants come from `./mod.toml` (cargo runs the runner in the
 //! package's folder) when there is one.
@@ -11,11 +11,11 @@
 //! is a trap) is printed and exits 101, as a failed native test run does.
 
 use crate::config::Limits;
-use crate::db::Db;
-use crate::mods::{Grants, Manifest};
-use crate::plugin::{CommandExit, ModContext, Runtime};
-use crate::store::Store;
+use crate::sandbox::{CommandExit, ModContext, Runtime};
 use anyhow::Context as _;
+use modhost_db::Db;
+use modhost_mods::{Grants, Manifest};
+use modhost_store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +32,7 @@ const DB_ITEMS: u64 = 100;
 pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline: Duration) -> anyhow::Result<i32> {
     let bytes = std::fs::read(wasm).with_context(|| format!("reading the test binary {}", wasm.display()))?;
     let (id, grants) = identity(manifest)?;
-    let db = Db::from_text(crate::gamedb::database(DB_ITEMS).to_string()).context("loading the generated db")?;
+    let db = Db::from_text(modhost_gamedb::database(DB_ITEMS).to_string()).context("loading the generated db")?;
     let scratch = tempfile::tempdir().context("creating a scratch store directory")?;
     let store = Store::open(scratch.path(), false).context("opening the scratch store")?;
     let cx = Arc::new(ModContext::new(&id, Arc::new(db), Arc::new(store), grants));
@@ -75,6 +75,5 @@ fn identity(manifest: Option<&Path>) -> anyhow::Result<(String, Grants)> {
     };
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let parsed = Manifest::parse(&text).with_context(|| format!("in {}", path.display()))?;
-    let grants = parsed.grants();
-    Ok((parsed.id, grants))
+    Ok((parsed.id.to_string(), parsed.grants))
 }

@@ -10,7 +10,7 @@
 //! Watched: `<root>/mods/` (recursively), `<root>/db.json` and `<root>/modhost.toml` (the player's
 //! limits, applied anew by each reload). Not watched: the store, the compile cache, `perf.txt`.
 
-use crate::server::App;
+use crate::app::App;
 use notify::event::{AccessKind, AccessMode, EventKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@ pub mod child;
 pub mod client;
 pub mod core_wrap;
 /// The database generator lives in the host (`modhost gen-db`); re-exported for the tests.
-pub use modhost::gamedb;
+pub use modhost_gamedb as gamedb;
 pub mod report;
 pub mod server;
 pub mod stats;

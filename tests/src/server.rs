@@ -88,7 +88,7 @@ pub struct TestServer {
     /// What its boot loaded.
     pub report: LoadReport,
     /// The server's shared state (db, caches), for tests that look inside.
-    pub app: Arc<modhost::server::App>,
+    pub app: Arc<modhost::App>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<anyhow::Result<()>>>,
 }

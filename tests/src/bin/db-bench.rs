@@ -4,7 +4,7 @@
 //!
 //! Run with `cargo run --release -p modhost-tests --bin db-bench` (`-- 30 3000` to choose item counts).
 
-use modhost::db::Db;
+use modhost_db::Db;
 use modhost_tests::gamedb;
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //!
 //! Run with `cargo run --release -p modhost-tests --bin store-bench`.
 
-use modhost::store::Store;
+use modhost_store::Store;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;

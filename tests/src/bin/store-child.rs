@@ -1,7 +1,7 @@
 //! The child of the store's kill-torture test (`tests/tests/host/store.rs`): commits self-describing
 //! values (4 KB and 84 KB, alternately) to one key in a loop until it is killed.
 //!
-//! `store-child <dir> atomic` commits through `modhost::store::Store` (temp + rename);
+//! `store-child <dir> atomic` commits through `modhost_store::Store` (temp + rename);
 //! `store-child <dir> in-place` overwrites the file in place, the unsafe way, as the test's control.
 
 use modhost_tests::torture::value;
@@ -14,7 +14,7 @@ fn main() -> anyhow::Result<()> {
     let mut seq = std::process::id() as u64 * 1_000_000;
     match mode.as_str() {
         "atomic" => {
-            let store = modhost::store::Store::open(&dir, false)?;
+            let store = modhost_store::Store::open(&dir, false)?;
             loop {
                 seq += 1;
                 store.set("ns", "key", &value(seq))?;

@@ -1,4 +1,4 @@
-use modhost::plugin::CompileSource;
+use modhost::sandbox::CompileSource;
 use modhost_tests::TestServer;
 use modhost_tests::client::{Call, send};
 use modhost_tests::guests;
@@ -98,7 +98,7 @@ async fn a_broken_mod_folder_is_reported_and_the_others_load() {
 
     let server = again.start().await.unwrap();
     assert_eq!(server.report.loaded.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["fx"]);
-    let failed: Vec<_> = server.report.failed.iter().map(|(m, why)| format!("{m}: {why}")).collect();
+    let failed: Vec<_> = server.report.failed.iter().map(ToString::to_string).collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert!(failed[0].contains("broken") && failed[0].contains("reuze"), "{failed:?}");
     assert!(failed[1].contains("notwasm") && failed[1].contains("compiling"), "{failed:?}");

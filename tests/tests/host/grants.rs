@@ -34,7 +34,7 @@ async fn db_writes_outside_the_grants_are_denied_and_change_nothing() {
 /// A fixture server granted `grants`, whose store already holds `other`'s key `k` = `v`.
 async fn with_other_namespace(grants: &str) -> TestServer {
     let builder = TestServer::builder().with_mod("fx", guests::FIXTURE, grants);
-    let store = modhost::store::Store::open(&builder.root().join("store"), false).unwrap();
+    let store = modhost_store::Store::open(&builder.root().join("store"), false).unwrap();
     store.set("other", "k", b"v").unwrap();
     drop(store);
     builder.start().await.unwrap()
@@ -72,6 +72,6 @@ async fn a_manifest_with_bad_grants_is_not_loaded_and_says_why() {
         .start()
         .await
         .unwrap();
-    let (_, why) = &server.report.failed[0];
+    let modhost::LeftOut { reason: why, .. } = &server.report.failed[0];
     assert!(why.contains("not a mod id"), "{why}");
 }

@@ -52,7 +52,7 @@ async fn a_looping_init_is_stopped_and_only_that_mod_is_left_out() {
         .db_json(r#"{"fx": {"init_loop": true}, "templates": {"items": {}}}"#);
     std::fs::write(builder.root().join("modhost.toml"), "[mods.fx]\ninit_timeout_ms = 300\n").unwrap();
     let server = builder.start().await.unwrap();
-    let (id, why) = &server.report.failed[0];
+    let modhost::LeftOut { id, reason: why } = &server.report.failed[0];
     assert_eq!(id, "fx");
     assert!(why.contains("deadline of 300 ms"), "{why}");
     assert_eq!(server.report.loaded.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["hello"]);

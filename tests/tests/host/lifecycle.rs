@@ -21,8 +21,12 @@ fn tiny(root: &Path, id: &str, rest: &str, init: Init) {
     put(root, id, rest, &component(&format!("/t/{id}"), init).unwrap());
 }
 
-fn reason<'a>(failed: &'a [(String, String)], id: &str) -> &'a str {
-    failed.iter().find(|(m, _)| m == id).map(|(_, why)| why.as_str()).unwrap_or_else(|| panic!("{id} not left out"))
+fn reason<'a>(failed: &'a [modhost::LeftOut], id: &str) -> &'a str {
+    failed
+        .iter()
+        .find(|left| left.id == id)
+        .map(|left| left.reason.as_str())
+        .unwrap_or_else(|| panic!("{id} not left out"))
 }
 
 #[tokio::test]

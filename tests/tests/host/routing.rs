@@ -37,7 +37,7 @@ async fn two_mods_claiming_one_route_is_a_load_error_naming_both() {
         .unwrap();
     let loaded: Vec<_> = server.report.loaded.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(loaded, ["fx-a"]);
-    let (id, reason) = &server.report.failed[0];
+    let modhost::LeftOut { id, reason } = &server.report.failed[0];
     assert_eq!(id, "fx-b");
     assert!(reason.contains("`fx-a`") && reason.contains("`fx-b`"), "{reason}");
     // The first mod keeps its routes.

@@ -30,18 +30,18 @@ const BUSY: u8 = 2;
 
 /// The deadlines of one connection.
 #[derive(Clone, Copy, Debug)]
-pub struct Deadlines {
+pub(super) struct Deadlines {
     /// Waiting for the first byte of a request.
-    pub idle: Duration,
+    pub(super) idle: Duration,
     /// From a request's first byte to its complete head.
-    pub head: Duration,
+    pub(super) head: Duration,
     /// An answer's longest stretch without progress.
-    pub write_stall: Duration,
+    pub(super) write_stall: Duration,
 }
 
 /// Where a connection is, shared between the stream and the request handler.
 #[derive(Debug, Default)]
-pub struct ConnPhase {
+pub(super) struct ConnPhase {
     state: AtomicU8,
     /// `--perf` only: when the current head's first byte arrived (ns since [`anchor`], 0 = unknown),
     /// and the route of the last answer with when it was ready, until its last byte is written.
@@ -58,13 +58,13 @@ fn anchor() -> std::time::Instant {
 
 impl ConnPhase {
     /// A connection's phase; with `perf`, its heads and answers are timed.
-    pub fn new(perf: Option<Arc<Perf>>) -> ConnPhase {
+    pub(super) fn new(perf: Option<Arc<Perf>>) -> ConnPhase {
         ConnPhase { perf, ..ConnPhase::default() }
     }
 
     /// A request's head is complete: its handler runs. Answers how long the head took to arrive
     /// (with `--perf`, when its first byte was seen).
-    pub fn busy(&self) -> Option<std::time::Duration> {
+    pub(super) fn busy(&self) -> Option<std::time::Duration> {
         self.state.store(BUSY, Ordering::Relaxed);
         self.perf.as_ref()?;
         let started = self.head_started.swap(0, Ordering::Relaxed).checked_sub(1)?;
@@ -73,12 +73,12 @@ impl ConnPhase {
     }
 
     /// The handler has answered: the next bytes start the next request.
-    pub fn idle(&self) {
+    pub(super) fn idle(&self) {
         self.state.store(IDLE, Ordering::Relaxed);
     }
 
     /// With `--perf`: the answer of `route` is ready; its sending is timed from now.
-    pub fn answered(&self, route: &str) {
+    pub(super) fn answered(&self, route: &str) {
         if self.perf.is_some() {
             *self.answered.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some((route.to_owned(), std::time::Instant::now()));
@@ -106,7 +106,7 @@ impl ConnPhase {
 }
 
 /// A stream with deadlines.
-pub struct Guarded {
+pub(super) struct Guarded {
     stream: TcpStream,
     phase: Arc<ConnPhase>,
     deadlines: Deadlines,
@@ -124,7 +124,7 @@ pub struct Guarded {
 
 impl Guarded {
     /// Wraps `stream`; `phase` is shared with the request handler.
-    pub fn new(stream: TcpStream, phase: Arc<ConnPhase>, deadlines: Deadlines) -> Guarded {
+    pub(super) fn new(stream: TcpStream, phase: Arc<ConnPhase>, deadlines: Deadlines) -> Guarded {
         let far = Instant::now() + Duration::from_secs(86_400);
         Guarded {
             stream,

@@ -1,14 +1,17 @@
-//! Finding mods: the built-ins embedded in the binary and the player's `<root>/mods/<id>/` folders.
+//! modhost's mods before they run: what a mod says about itself (`mod.toml`: [`Manifest`], with its
+//! [`Grants`]), the player's mod folders ([`discover`]), and which mods can load together and in what
+//! order ([`resolve`]).
 //!
-//! Key types: [`Manifest`], [`ModSource`], and [`resolve`] (which can load together, in what order).
-//! Loading them (compile, routes, init) is `server.rs`'s job.
+//! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
+//! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
 mod grants;
+mod id;
 mod manifest;
 mod resolve;
 
-pub use grants::{Grants, GrantsToml};
-pub(crate) use manifest::valid_id;
+pub use grants::{Denied, Grants, GrantsError, GrantsToml};
+pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};
 pub use resolve::{Resolution, resolve};
 
@@ -44,25 +47,6 @@ pub struct DiscoverError {
     pub reason: String,
 }
 
-/// The mods embedded in the binary by `build.rs`: `(mod.toml text, component bytes)`.
-mod builtin {
-    include!(concat!(env!("OUT_DIR"), "/builtin_mods.rs"));
-}
-
-/// The built-in mods, in load order.
-pub fn builtins() -> Vec<Result<ModSource, DiscoverError>> {
-    builtin::MODS
-        .iter()
-        .map(|(name, toml, wasm)| {
-            let manifest = Manifest::parse(toml).map_err(|e| DiscoverError {
-                folder: PathBuf::from(format!("<built-in {name}>")),
-                reason: e.to_string(),
-            })?;
-            Ok(ModSource { manifest, wasm: wasm.to_vec(), origin: Origin::Builtin })
-        })
-        .collect()
-}
-
 /// The mods in `<mods_dir>/<id>/` (each with `mod.toml` and `<id>.wasm`), sorted by folder name.
 /// A folder that is not a valid mod is reported, and the others still load.
 pub fn discover(mods_dir: &Path) -> Vec<Result<ModSource, DiscoverError>> {
@@ -84,7 +68,7 @@ fn read_folder(folder: &Path) -> Result<ModSource, DiscoverError> {
         std::fs::read_to_string(folder.join("mod.toml")).map_err(|e| fail(format!("cannot read mod.toml: {e}")))?;
     let manifest = Manifest::parse(&text).map_err(|e| fail(e.to_string()))?;
     let folder_name = folder.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    if folder_name != manifest.id {
+    if manifest.id != folder_name {
         return Err(fail(format!("the folder is named `{folder_name}` but mod.toml says id = `{}`", manifest.id)));
     }
     let wasm_path = folder.join(format!("{}.wasm", manifest.id));

@@ -13,7 +13,8 @@
 //! A call outside its grants is refused with `denied` and a message naming the grant it lacks. Prefixes
 //! are whole path segments: `templates.items` covers `templates.items.x`, not `templates.itemsx`.
 
-use crate::db::parse_path;
+use crate::ModId;
+use modhost_db::{DbError, join_path, parse_path};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 
@@ -32,50 +33,95 @@ pub struct GrantsToml {
     pub store_write: Vec<String>,
 }
 
-/// A mod's grants, checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A mod's grants, checked. Deserializing one checks it (`mod.toml`'s `[grants]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "GrantsToml")]
 pub struct Grants {
     db_write: Vec<Vec<String>>,
-    store_read: BTreeSet<String>,
-    store_write: BTreeSet<String>,
+    store_read: BTreeSet<ModId>,
+    store_write: BTreeSet<ModId>,
+}
+
+/// A `[grants]` table that names something that cannot be granted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrantsError {
+    /// A `db_write` entry is not a db path.
+    #[error("[grants] db_write: {0}")]
+    DbPath(DbError),
+    /// A store namespace is not a mod id.
+    #[error("[grants]: {0} (a store namespace)")]
+    Namespace(crate::InvalidModId),
+}
+
+/// A call outside the mod's grants: the message names the grant it lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    /// Patching the db at `path` (`""`: the root) needs a `db_write` grant covering it.
+    #[error("writing {} needs a grant: add it to db_write under [grants] in mod.toml", shown_path(path))]
+    DbWrite {
+        /// The path the mod tried to patch.
+        path: String,
+    },
+    /// Reading or writing another mod's store namespace needs `store_read` or `store_write`.
+    #[error(
+        "{} store namespace `{namespace}` needs a grant: add it to {} under [grants] in mod.toml",
+        if *write { "writing" } else { "reading" },
+        if *write { "store_write" } else { "store_read or store_write" }
+    )]
+    Store {
+        /// The namespace the mod named.
+        namespace: String,
+        /// Whether it tried to write.
+        write: bool,
+    },
+    /// The path is not a db path at all.
+    #[error(transparent)]
+    BadPath(DbError),
+}
+
+fn shown_path(path: &str) -> String {
+    if path.is_empty() { "the db root".to_owned() } else { format!("db path `{path}`") }
+}
+
+impl TryFrom<GrantsToml> for Grants {
+    type Error = GrantsError;
+
+    fn try_from(table: GrantsToml) -> Result<Grants, GrantsError> {
+        Grants::new(&table)
+    }
 }
 
 impl Grants {
     /// Validates the table: each db path parses, each namespace is a mod id.
-    pub fn new(table: &GrantsToml) -> Result<Grants, String> {
+    pub fn new(table: &GrantsToml) -> Result<Grants, GrantsError> {
         let mut grants = Grants::default();
         for path in &table.db_write {
-            grants.db_write.push(parse_path(path).map_err(|e| format!("[grants] db_write: {e}"))?);
+            grants.db_write.push(parse_path(path).map_err(GrantsError::DbPath)?);
         }
         for (list, set) in [(&table.store_read, &mut grants.store_read), (&table.store_write, &mut grants.store_write)]
         {
             for namespace in list {
-                if !super::manifest::valid_id(namespace) {
-                    return Err(format!("[grants]: `{namespace}` is not a mod id (a store namespace)"));
-                }
-                set.insert(namespace.clone());
+                set.insert(ModId::parse(namespace).map_err(GrantsError::Namespace)?);
             }
         }
         Ok(grants)
     }
 
     /// May the mod patch the db at `path`? The error names the grant it lacks.
-    pub fn check_db_write(&self, path: &str) -> Result<(), String> {
-        let segments = parse_path(path).map_err(|e| e.to_string())?;
+    pub fn check_db_write(&self, path: &str) -> Result<(), Denied> {
+        let segments = parse_path(path).map_err(Denied::BadPath)?;
         if self.db_write.iter().any(|grant| segments.starts_with(grant)) {
             return Ok(());
         }
-        let shown = if path.is_empty() { "the db root".to_owned() } else { format!("db path `{path}`") };
-        Err(format!("writing {shown} needs a grant: add it to db_write under [grants] in mod.toml"))
+        Err(Denied::DbWrite { path: path.to_owned() })
     }
 
     /// May the mod `own` read (or, with `write`, change) store namespace `namespace`?
-    pub fn check_store(&self, own: &str, namespace: &str, write: bool) -> Result<(), String> {
+    pub fn check_store(&self, own: &str, namespace: &str, write: bool) -> Result<(), Denied> {
         if namespace == own || self.store_write.contains(namespace) || (!write && self.store_read.contains(namespace)) {
             return Ok(());
         }
-        let (verb, list) = if write { ("writing", "store_write") } else { ("reading", "store_read or store_write") };
-        Err(format!("{verb} store namespace `{namespace}` needs a grant: add it to {list} under [grants] in mod.toml"))
+        Err(Denied::Store { namespace: namespace.to_owned(), write })
     }
 
     /// Every grant in words, for `modhost mods` and status pages; empty when the mod has none.
@@ -87,7 +133,7 @@ impl Grants {
                 [] => "db write: the whole db".to_owned(),
                 _ => {
                     let names: Vec<&str> = segments.iter().map(String::as_str).collect();
-                    format!("db write: {}", crate::db::join_path(&names))
+                    format!("db write: {}", join_path(&names))
                 }
             })
             .collect();
@@ -115,7 +161,7 @@ mod tests {
         assert!(g.check_db_write("templates.items.x._props").is_ok());
         assert!(g.check_db_write("a\\.b.c").is_ok());
         for refused in ["templates.itemsx", "templates", "", "a.b.c", "globals"] {
-            let e = g.check_db_write(refused).unwrap_err();
+            let e = g.check_db_write(refused).unwrap_err().to_string();
             assert!(e.contains("db_write") && e.contains("[grants]"), "{refused}: {e}");
         }
         assert!(grants(&[""], &[], &[]).check_db_write("").is_ok(), "`\"\"` grants the whole db");
@@ -127,15 +173,15 @@ mod tests {
         let g = grants(&[], &["emulator"], &["shared"]);
         assert!(g.check_store("me", "me", true).is_ok());
         assert!(g.check_store("me", "emulator", false).is_ok());
-        assert!(g.check_store("me", "emulator", true).unwrap_err().contains("store_write"));
+        assert!(g.check_store("me", "emulator", true).unwrap_err().to_string().contains("store_write"));
         assert!(g.check_store("me", "shared", true).is_ok());
-        assert!(g.check_store("me", "other", false).unwrap_err().contains("`other`"));
+        assert!(g.check_store("me", "other", false).unwrap_err().to_string().contains("`other`"));
         assert_eq!(g.describe(), ["store read+write: shared", "store read: emulator"]);
     }
 
     #[test]
     fn bad_grants_are_refused() {
-        let bad = |t: GrantsToml| Grants::new(&t).unwrap_err();
+        let bad = |t: GrantsToml| Grants::new(&t).unwrap_err().to_string();
         assert!(bad(GrantsToml { db_write: vec!["a\\q".into()], ..Default::default() }).contains("db_write"));
         assert!(bad(GrantsToml { store_read: vec!["../x".into()], ..Default::default() }).contains("not a mod id"));
     }

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 pub const MAX_DEPTH: usize = 128;
 
 /// Why a db call failed. Each message names the path and says why.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum DbError {
     /// Nothing at this path.
     #[error("no value at `{path}`{detail}")]

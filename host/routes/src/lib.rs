@@ -1,9 +1,11 @@
-//! The route table: which mod answers which URL path.
+//! modhost's route table: which mod answers which URL path, and the one list of paths the host keeps
+//! for itself ([`RESERVED`], [`host_path`]).
 //!
 //! Key types: [`RouteTable`] (immutable once built; replaced whole on reload) and [`RouteTableBuilder`]
 //! (refuses two owners of one route, naming both). Matching: the query string is ignored, an exact route
-//! beats any prefix, and among prefixes the longest wins; registration order never matters. This
-//! module knows nothing of wasmtime or hyper: the value stored per route is generic.
+//! beats any prefix, and among prefixes the longest wins; registration order never matters. The SDK's
+//! `Router` matches the same way inside a mod; a test in `modhost-tests` checks the two agree. This
+//! crate knows nothing of wasmtime or hyper: the value stored per route is generic.
 
 use std::collections::HashMap;
 
@@ -88,9 +90,33 @@ impl<T> RouteTable<T> {
     }
 }
 
-/// Paths the host answers itself (`/metrics`, and `/modhost/` for its own pages): no route may start
-/// with one.
-pub const RESERVED: [&str; 2] = ["/metrics", "/modhost"];
+/// The host's Prometheus exposition.
+pub const METRICS: &str = "/metrics";
+/// Where the host's own pages live: `/modhost` and everything under `/modhost/`.
+pub const HOST_PAGES: &str = "/modhost";
+/// Paths the host answers itself: no route may start with one.
+pub const RESERVED: [&str; 2] = [METRICS, HOST_PAGES];
+
+/// A path the host answers itself, before any route is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostPath {
+    /// [`METRICS`].
+    Metrics,
+    /// [`HOST_PAGES`] or a path under it.
+    Pages,
+}
+
+/// Whether the host answers `path` (no query) itself, and with what. Every other path goes to the
+/// route table, where nothing under [`RESERVED`] can be claimed, so `/metricsX` is simply not found.
+pub fn host_path(path: &str) -> Option<HostPath> {
+    if path == METRICS {
+        Some(HostPath::Metrics)
+    } else if path == HOST_PAGES || path.strip_prefix(HOST_PAGES).is_some_and(|rest| rest.starts_with('/')) {
+        Some(HostPath::Pages)
+    } else {
+        None
+    }
+}
 
 /// The most routes one mod may claim: enough for any game, few enough that checking them is instant.
 pub const MAX_ROUTES_PER_OWNER: usize = 4096;
@@ -230,5 +256,16 @@ mod tests {
             assert!(matches!(b.add_all("m", &[r(route, Prefix)], 1), Err(RouteError::Reserved { .. })), "{route}");
         }
         assert!(b.add_all("m", &[r("/metric", Exact), r("/mod", Prefix)], 1).is_ok());
+    }
+
+    #[test]
+    fn the_host_answers_its_paths_and_only_those() {
+        assert_eq!(host_path("/metrics"), Some(HostPath::Metrics));
+        for pages in ["/modhost", "/modhost/", "/modhost/status", "/modhost/x/y"] {
+            assert_eq!(host_path(pages), Some(HostPath::Pages), "{pages}");
+        }
+        for other in ["/metrics/", "/metricsx", "/modhostx", "/", "", "/client/items"] {
+            assert_eq!(host_path(other), None, "{other}");
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The SPT client's wire rules, as pure functions: zlib bodies both ways, the session id's sources,
-//! and when a client asked for an uncompressed answer. No hyper here: `http.rs` applies these.
+//! The SPT client's wire rules, as pure functions: zlib bodies both ways, when a client asked for an
+//! uncompressed answer, and the host's error body. No hyper here: the other `front` steps apply these.
 //!
 //! What a reader must not break: inflating is bounded by a byte limit, so a zlib bomb is refused after
 //! producing at most that many bytes, never expanded in full.
@@ -135,14 +135,6 @@ pub fn wants_identity(accept_encoding: Option<&str>) -> bool {
     identity
 }
 
-/// The `PHPSESSID` value of a `Cookie` header, if present (ended by `;` or a space).
-pub fn session_from_cookie(cookie: &str) -> Option<&str> {
-    cookie.split(';').find_map(|pair| {
-        let value = pair.trim_start().strip_prefix("PHPSESSID=")?;
-        Some(value.split(' ').next().unwrap_or(value))
-    })
-}
-
 /// A host-made error body: `{"err":"<sentence>", …extra}` (a string `err`, unlike a mod's envelope).
 pub fn error_body(sentence: &str, extra: &[(&str, &str)]) -> Vec<u8> {
     let mut object = serde_json::Map::new();
@@ -211,13 +203,5 @@ mod tests {
         assert!(wants_identity(Some("gzip, Identity;q=1")));
         assert!(!wants_identity(Some("identity, deflate")));
         assert!(!wants_identity(Some("deflate")));
-    }
-
-    #[test]
-    fn session_cookie_parsing() {
-        assert_eq!(session_from_cookie("PHPSESSID=abc"), Some("abc"));
-        assert_eq!(session_from_cookie("a=1; PHPSESSID=abc; b=2"), Some("abc"));
-        assert_eq!(session_from_cookie("PHPSESSID=abc def"), Some("abc"));
-        assert_eq!(session_from_cookie("XPHPSESSID=abc"), None);
     }
 }

@@ -1,9 +1,13 @@
-//! A deterministic generator of SPT-shaped game databases at any scale, following the seed's benchmark
-//! database (`../shared/reference/aowlspt-spec.md`, section 5): the roubles, a rifle, the stash, and
+//! A deterministic generator of SPT-shaped game databases at any scale (`modhost gen-db`), for tests,
+//! benchmarks and a new player's first `db.json`. Each holds the roubles, a rifle, the stash, and
 //! `items` generated templates with a long tail of props; a handbook, globals with filler bot presets,
-//! English locales with three strings per item, and a trader selling the rifle.
+//! English locales with three strings per item, and a trader selling the rifle: the tables and sizes
+//! the SPT client's boot sequence reads, so the benchmark mix meets a real database's shape.
 //!
 //! About 1.7 KB of document per item: 30 items ≈ 50 KB, 3000 ≈ 5 MB, 10 000 ≈ 17 MB, 24 000 ≈ 41 MB.
+
+// Whole item templates are built with one `json!` each, deeper than the default macro limit.
+#![recursion_limit = "256"]
 
 use serde_json::{Value, json};
 

@@ -7,10 +7,10 @@
 
 use super::bindings::{Error, modhost::plugin};
 use super::output::GuestOutput;
-use crate::db::{Db, DbError};
-use crate::mods::Grants;
 use crate::perf::{Phase, Trace};
-use crate::store::{Store, StoreError};
+use modhost_db::{Db, DbError};
+use modhost_mods::Grants;
+use modhost_store::{Store, StoreError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -41,7 +41,7 @@ impl ModContext {
         ModContext { id: id.into(), db, store, grants, denials: AtomicU64::new(0), peak_memory: AtomicUsize::new(0) }
     }
 
-    fn denied(&self, why: String) -> Error {
+    fn denied(&self, why: modhost_mods::Denied) -> Error {
         self.denials.fetch_add(1, Ordering::Relaxed);
         Error::Denied(format!("mod {}: {why}", self.id))
     }
@@ -219,7 +219,7 @@ async fn on_store<T: Send + 'static>(
     }
 }
 
-fn versioned(found: Option<crate::store::Versioned>) -> Option<plugin::store::Versioned> {
+fn versioned(found: Option<modhost_store::Versioned>) -> Option<plugin::store::Versioned> {
     found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version })
 }
 

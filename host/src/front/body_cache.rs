@@ -12,15 +12,15 @@
 //! Bounded in bytes, evicting the least recently used entry. Compression happens outside the lock (on
 //! the blocking pool, for large bodies), so first requests for different tables compress in parallel.
 
-use crate::db::Node;
 use bytes::Bytes;
+use modhost_db::Node;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Answers smaller than this are compressed every time: cheaper than hashing and bookkeeping.
-pub const MIN_CACHED_BYTES: usize = 8 * 1024;
+pub(super) const MIN_CACHED_BYTES: usize = 8 * 1024;
 
 /// One piece of an answer.
 #[derive(Clone, Debug)]
@@ -183,10 +183,15 @@ mod tests {
         Part::Literal(Bytes::copy_from_slice(s.as_bytes()))
     }
 
+    /// The root node of a db made of `text`.
+    fn root_of(text: &'static str) -> Arc<Node> {
+        modhost_db::Db::from_text(text).unwrap().snapshot().node("").unwrap()
+    }
+
     #[test]
     fn keys_are_content_for_literals_and_identity_for_nodes() {
-        let node = Arc::new(Node::text_for_tests("[1,2,3]"));
-        let same_text_other_node = Arc::new(Node::text_for_tests("[1,2,3]"));
+        let node = root_of("[1,2,3]");
+        let same_text_other_node = root_of("[1,2,3]");
         let a = Key::of(&[lit("{\"data\":"), Part::Node(node.clone()), lit("}")]);
         assert_eq!(a, Key::of(&[lit("{\"data\":"), Part::Node(node.clone()), lit("}")]));
         assert_ne!(a, Key::of(&[lit("{\"data\":"), Part::Node(same_text_other_node), lit("}")]));

@@ -193,7 +193,7 @@ fn describe_cycle(mods: &[&Manifest], cycle: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mods::API_VERSION;
+    use crate::API_VERSION;
 
     fn m(toml: &str) -> Manifest {
         Manifest::parse(toml).unwrap_or_else(|e| panic!("{e}: {toml}"))
@@ -207,8 +207,8 @@ mod tests {
     fn run(mods: &[Manifest]) -> (Vec<String>, Vec<(String, String)>) {
         let refs: Vec<&Manifest> = mods.iter().collect();
         let r = resolve(&refs, &API_VERSION);
-        let order = r.order.iter().map(|&i| mods[i].id.clone()).collect();
-        let refused = r.refused.iter().map(|(i, w)| (mods[*i].id.clone(), w.clone())).collect();
+        let order = r.order.iter().map(|&i| mods[i].id.to_string()).collect();
+        let refused = r.refused.iter().map(|(i, w)| (mods[*i].id.to_string(), w.clone())).collect();
         (order, refused)
     }
 

@@ -117,7 +117,7 @@ impl LoadedMod {
     }
 
     /// What the mod may change beyond its own store namespace.
-    pub fn grants(&self) -> &crate::mods::Grants {
+    pub fn grants(&self) -> &modhost_mods::Grants {
         &self.cx.grants
     }
 

@@ -111,12 +111,6 @@ impl Node {
         Node { repr: Repr::Text { text, index: OnceLock::new() } }
     }
 
-    /// A node for JSON text, for other modules' tests.
-    #[cfg(test)]
-    pub(crate) fn text_for_tests(text: &str) -> Node {
-        Node::from_text(Bytes::copy_from_slice(text.as_bytes()))
-    }
-
     /// An object node with these members.
     pub(crate) fn object(members: Members) -> Node {
         Node { repr: Repr::Object { members, text: OnceLock::new() } }

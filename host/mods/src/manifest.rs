@@ -27,7 +27,8 @@
 //!
 //! Unknown fields are an error, so a misspelt setting is reported rather than silently ignored.
 
-use super::grants::{Grants, GrantsToml};
+use crate::ModId;
+use crate::grants::Grants;
 use semver::{Version, VersionReq};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,8 +41,8 @@ pub const API_VERSION: Version = Version::new(0, 1, 0);
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// The mod's id: 1-64 characters of `[a-z0-9_-]`, starting with a letter or digit.
-    pub id: String,
+    /// The mod's id (validated as it is read).
+    pub id: ModId,
     /// A display name.
     #[serde(default)]
     pub name: Option<String>,
@@ -55,31 +56,23 @@ pub struct Manifest {
     pub modhost: Option<VersionReq>,
     /// Mods that must be installed, in these version ranges, and load before this one.
     #[serde(default)]
-    pub requires: BTreeMap<String, VersionReq>,
+    pub requires: BTreeMap<ModId, VersionReq>,
     /// Mods this one loads after when they are installed (not required).
     #[serde(default)]
-    pub load_after: Vec<String>,
+    pub load_after: Vec<ModId>,
     /// Mods this one loads before when they are installed.
     #[serde(default)]
-    pub load_before: Vec<String>,
+    pub load_before: Vec<ModId>,
     /// Mods this one refuses to run beside.
     #[serde(default)]
-    pub conflicts: Vec<String>,
+    pub conflicts: Vec<ModId>,
     /// Calls served by one instance before it is dropped. 1 (the default) is a fresh instance per
     /// request; more trades isolation between requests for a few µs per call.
     #[serde(default = "one")]
     pub reuse: u32,
-    /// What it may change beyond its own store namespace.
+    /// What it may change beyond its own store namespace (validated as it is read).
     #[serde(default)]
-    pub grants: GrantsToml,
-}
-
-/// Is `id` a valid mod id: 1-64 characters of `[a-z0-9_-]`, starting with a letter or digit?
-pub(crate) fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        && id.as_bytes()[0].is_ascii_alphanumeric()
+    pub grants: Grants,
 }
 
 fn one() -> u32 {
@@ -100,17 +93,12 @@ pub enum ManifestError {
 impl Manifest {
     /// Parses and validates `mod.toml` text.
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        // Ids and grants are checked as they are read (`ModId`, `Grants`): a bad one is a syntax
+        // error that toml places at its line.
         let manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
-        if !valid_id(&manifest.id) {
-            return Err(ManifestError::Invalid(format!(
-                "id `{}` must be 1-64 characters of a-z, 0-9, `-` and `_`, starting with a letter or digit",
-                manifest.id
-            )));
-        }
         if manifest.reuse == 0 {
             return Err(ManifestError::Invalid("reuse must be at least 1".into()));
         }
-        Grants::new(&manifest.grants).map_err(ManifestError::Invalid)?;
         let relations = [
             ("requires", manifest.requires.keys().collect::<Vec<_>>()),
             ("load_after", manifest.load_after.iter().collect()),
@@ -119,9 +107,6 @@ impl Manifest {
         ];
         for (field, ids) in relations {
             for other in ids {
-                if !valid_id(other) {
-                    return Err(ManifestError::Invalid(format!("{field}: `{other}` is not a mod id")));
-                }
                 if *other == manifest.id {
                     return Err(ManifestError::Invalid(format!("{field} names the mod itself (`{other}`)")));
                 }
@@ -131,11 +116,6 @@ impl Manifest {
             return Err(ManifestError::Invalid(format!("`{both}` is both required and a conflict")));
         }
         Ok(manifest)
-    }
-
-    /// The mod's grants (validated by [`Manifest::parse`]).
-    pub fn grants(&self) -> Grants {
-        Grants::new(&self.grants).unwrap_or_default()
     }
 }
 
@@ -166,7 +146,7 @@ mod tests {
             Manifest::parse("id = \"x\"\nversion = \"1.0.0\"\n[grants]\nstore_read = [\"A\"]").unwrap_err().to_string();
         assert!(e.contains("not a mod id"), "{e}");
         let m = Manifest::parse("id = \"x\"\nversion = \"1.0.0\"\n[grants]\ndb_write = [\"a.b\"]").unwrap();
-        assert_eq!(m.grants().describe(), ["db write: a.b"]);
+        assert_eq!(m.grants.describe(), ["db write: a.b"]);
         let e = Manifest::parse("id = \"x\"\nversion = \"1\"").unwrap_err().to_string();
         assert!(e.contains("version"), "{e}");
     }

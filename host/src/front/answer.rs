@@ -1,0 +1,170 @@
+//! Step 9 of a request's path: an answer before framing. A mod's error becomes a status
+//! ([`mod_failed`]), a mod's response is checked and its db references spliced ([`assemble`]), and
+//! the answer is framed with its parts as they are or compressed ([`finish`], `compress.rs`).
+//!
+//! What a reader must not break: an answer's body is a list of parts (literal bytes and db nodes),
+//! never concatenated; its size is checked after each part, because a few bytes of references can
+//! splice in gigabytes of db text; a 1xx status or a framing header from a mod is the mod's error.
+
+use super::body_cache::Part;
+use super::wire;
+use crate::app::App;
+use crate::sandbox::{CallError, Chunk, LoadedMod, Response as ModResponse};
+use bytes::Bytes;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Response, StatusCode};
+use std::convert::Infallible;
+
+/// One answer before framing: its body is a list of parts (literal bytes and db nodes), never
+/// concatenated: identity answers send the parts as they are, compressed ones go through the cache.
+pub(super) struct Answer {
+    pub(super) status: StatusCode,
+    pub(super) headers: Vec<(HeaderName, HeaderValue)>,
+    pub(super) body: Vec<Part>,
+}
+
+impl Answer {
+    pub(super) fn error(status: StatusCode, sentence: &str, extra: &[(&str, &str)]) -> Answer {
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: vec![Part::Literal(Bytes::from(wire::error_body(sentence, extra)))],
+        }
+    }
+}
+
+/// A response body made of shared buffers, sent one after the other with an exact `Content-Length`.
+pub(super) struct PartsBody {
+    parts: std::collections::VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl PartsBody {
+    fn new(parts: impl IntoIterator<Item = Bytes>) -> PartsBody {
+        let parts: std::collections::VecDeque<Bytes> = parts.into_iter().filter(|b| !b.is_empty()).collect();
+        let remaining = parts.iter().map(|b| b.len() as u64).sum();
+        PartsBody { parts, remaining }
+    }
+}
+
+impl hyper::body::Body for PartsBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        let next = self.parts.pop_front();
+        if let Some(bytes) = &next {
+            self.remaining -= bytes.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.remaining)
+    }
+}
+
+pub(super) fn mod_failed(id: &str, error: &CallError) -> Answer {
+    let reason = error.to_string();
+    match error {
+        CallError::Mod { status, .. } if *status < 500 => tracing::debug!("mod {id} refused a request: {reason}"),
+        _ => tracing::warn!("mod {id} failed: {reason}"),
+    }
+    if let CallError::Mod { status, .. } = error
+        && *status < 500
+    {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST);
+        return Answer::error(status, "the mod refused the request", &[("mod", id), ("reason", &reason)]);
+    }
+    let unavailable = match error {
+        CallError::Busy(_) => Some("the server is busy"),
+        CallError::Quarantined(_) => Some("the mod is quarantined until it is loaded again"),
+        _ => None,
+    };
+    if let Some(sentence) = unavailable {
+        return Answer::error(StatusCode::SERVICE_UNAVAILABLE, sentence, &[("mod", id), ("reason", &reason)]);
+    }
+    Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod failed", &[("mod", id), ("reason", &reason)])
+}
+
+/// Builds the answer from a mod's response: checks its status and headers, splices db references.
+pub(super) fn assemble(db: &modhost_db::Db, module: &LoadedMod, response: ModResponse) -> Result<Answer, Answer> {
+    let (id, limit) = (module.id(), module.limits().response_bytes);
+    let bad = |reason: String| {
+        tracing::warn!("mod {id} answered badly: {reason}");
+        Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "the mod answered badly", &[("mod", id), ("reason", &reason)])
+    };
+    // 1xx answers are interim in HTTP/1.1 (101 even switches protocols): a handler answers 200-999.
+    let status = StatusCode::from_u16(response.status)
+        .ok()
+        .filter(|s| !s.is_informational())
+        .ok_or_else(|| bad(format!("status {} is not a final HTTP status (200-999)", response.status)))?;
+    let mut headers = Vec::with_capacity(response.headers.len());
+    for (name, value) in response.headers {
+        let name =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad(format!("`{name}` is not a header name")))?;
+        if matches!(name, header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION) {
+            return Err(bad(format!("the host owns the `{name}` header")));
+        }
+        let value =
+            HeaderValue::from_str(&value).map_err(|_| bad(format!("the value of `{name}` is not a header value")))?;
+        headers.push((name, value));
+    }
+
+    let mut body = Vec::with_capacity(response.body.len());
+    let mut total = 0usize;
+    let mut snapshot = None;
+    for chunk in response.body {
+        let part = match chunk {
+            Chunk::Bytes(bytes) => Part::Literal(Bytes::from(bytes)),
+            Chunk::Db(path) => {
+                // One snapshot for the whole response: its parts never mix two versions of the db.
+                let snapshot = snapshot.get_or_insert_with(|| db.snapshot());
+                Part::Node(snapshot.node(&path).map_err(|e| bad(format!("db reference: {e}")))?)
+            }
+        };
+        // Checked after each part: a few bytes of references can splice in gigabytes of db text.
+        total += part.bytes().len();
+        if total > limit {
+            return Err(bad(format!("the answer is over the limit of {limit} bytes")));
+        }
+        body.push(part);
+    }
+    Ok(Answer { status, headers, body })
+}
+
+pub(super) async fn finish(app: &App, answer: Answer, identity: bool) -> Response<PartsBody> {
+    let Answer { status, headers, body } = answer;
+    let body = if identity {
+        PartsBody::new(body.iter().map(Part::bytes))
+    } else {
+        match super::compress::compress(app, body).await {
+            Ok(zlib) => PartsBody::new([zlib]),
+            Err(e) => {
+                tracing::error!("deflating an answer failed: {e}");
+                let sentence = wire::error_body("the answer could not be compressed", &[]);
+                let mut response = Response::new(PartsBody::new([Bytes::from(sentence)]));
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                return response;
+            }
+        }
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let map = response.headers_mut();
+    if !headers.iter().any(|(name, _)| name == header::CONTENT_TYPE) {
+        map.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    // `append`, not `insert`: a mod may send a header more than once (`set-cookie`).
+    for (name, value) in headers {
+        map.append(name, value);
+    }
+    response
+}

@@ -1,0 +1,33 @@
+//! Step 10 of a request's path: the zlib form of an answer. Under 8 KiB it is deflated inline; larger
+//! ones go through the compressed-body cache (`body_cache.rs`, keyed so a stale hit is impossible), and
+//! a miss over 256 KiB is deflated on the blocking pool so it never holds an async worker.
+
+use super::body_cache::{Key, MIN_CACHED_BYTES, Part};
+use super::wire;
+use crate::app::App;
+use bytes::Bytes;
+
+/// Bodies larger than this are deflated on the blocking pool, not on an async worker.
+const DEFLATE_INLINE_MAX: usize = 256 << 10;
+
+/// The zlib form of an answer: from the cache when the same parts were compressed before (a clone of
+/// the cached buffer), else compressed now, off the async workers when large, and cached if large.
+pub(super) async fn compress(app: &App, parts: Vec<Part>) -> Result<Bytes, tokio::task::JoinError> {
+    let total: usize = parts.iter().map(|p| p.bytes().len()).sum();
+    if total < MIN_CACHED_BYTES {
+        let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
+        return Ok(Bytes::from(wire::deflate_parts(&bytes)));
+    }
+    let key = Key::of(&parts);
+    if let Some(hit) = app.body_cache.get(&key) {
+        return Ok(hit);
+    }
+    let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
+    let zlib = if total <= DEFLATE_INLINE_MAX {
+        Bytes::from(wire::deflate_parts(&bytes))
+    } else {
+        Bytes::from(tokio::task::spawn_blocking(move || wire::deflate_parts(&bytes)).await?)
+    };
+    app.body_cache.insert(key, zlib.clone());
+    Ok(zlib)
+}

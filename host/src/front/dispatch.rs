@@ -1,0 +1,173 @@
+//! Steps 5, 7 and 8 of a request's path, and the order of all of them: [`respond`] sends `/metrics` and
+//! `/modhost/…` to the host's own answers and everything else to the mod that owns the route, with the
+//! request checked and its body read (`request.rs`), under its session's lock; then it counts the
+//! request in `/metrics` and `--perf`.
+//!
+//! What a reader must not break: a request takes the serving generation once, at route lookup, and
+//! keeps it to its end (db references included); the session lock is released when the mod returns,
+//! before the answer is written, so a client that reads slowly never holds up its session's next
+//! request.
+
+use super::answer::{self, Answer, PartsBody, assemble, mod_failed};
+use super::body_cache::Part;
+use super::{request, session, wire};
+use crate::app::App;
+use crate::perf::{Phase, Trace};
+use crate::sandbox::Request as ModRequest;
+use bytes::Bytes;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use modhost_routes::{HostPath, METRICS, host_path};
+use std::time::{Duration, Instant};
+
+/// Answers one request, counts it in `/metrics` (and `--perf`, with the head's time `head`), and
+/// answers its route (`-` when none matched).
+pub(super) async fn respond(
+    app: &App,
+    request: Request<Incoming>,
+    head: Option<Duration>,
+) -> (Response<PartsBody>, String) {
+    let started = Instant::now();
+    let mut trace = app.perf.as_ref().map(|_| Trace::default());
+    let mut served = Served::default();
+    let path = request.uri().path();
+    let (answer, identity) = match host_path(path) {
+        Some(HostPath::Metrics) => {
+            served.route = Some(METRICS.to_owned());
+            (metrics(app), true)
+        }
+        Some(HostPath::Pages) => (host_page(app, &request, &mut served).await, true),
+        None => {
+            let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
+            match call_mod(app, request, &mut served, trace.as_mut()).await {
+                Ok(answer) | Err(answer) => (answer, identity),
+            }
+        }
+    };
+    let status = answer.status.as_u16();
+    let deflate = trace.as_ref().map(|_| Instant::now());
+    let response = answer::finish(app, answer, identity).await;
+    let elapsed = started.elapsed();
+    let route = served.route.unwrap_or_else(|| "-".to_owned());
+    app.metrics.observe(&route, served.module.as_deref().unwrap_or("-"), status, elapsed);
+    if let (Some(perf), Some(mut trace), Some(deflate)) = (&app.perf, trace, deflate) {
+        trace.since(Phase::Deflate, deflate);
+        if let Some(head) = head {
+            trace.add(Phase::Head, head);
+        }
+        trace.add(Phase::Total, elapsed + head.unwrap_or_default());
+        perf.record(&route, served.module.as_deref(), &trace);
+    }
+    (response, route)
+}
+
+fn metrics(app: &App) -> Answer {
+    Answer {
+        status: StatusCode::OK,
+        headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
+        body: vec![Part::Literal(Bytes::from(app.metrics.render()))],
+    }
+}
+
+/// A page under `/modhost/` (`status.rs`), always uncompressed: browsers and tools read it as is.
+async fn host_page(app: &App, request: &Request<Incoming>, served: &mut Served) -> Answer {
+    let path = request.uri().path();
+    let page = crate::status::answer(
+        app,
+        request.method().as_str(),
+        path,
+        request.headers().contains_key(crate::status::RELOAD_HEADER),
+    )
+    .await;
+    // Known pages are counted under their path; anything else under one pattern, so a client cannot
+    // grow the metrics table with made-up URLs.
+    served.route = Some(if page.status == 404 { "/modhost/*".to_owned() } else { path.to_owned() });
+    Answer {
+        status: StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        headers: vec![
+            (header::CONTENT_TYPE, HeaderValue::from_static(page.content_type)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        body: vec![Part::Literal(Bytes::from(page.body))],
+    }
+}
+
+pub(super) fn header_str<'a>(request: &'a Request<Incoming>, name: impl header::AsHeaderName) -> Option<&'a str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// What a request turned out to be, for `/metrics` and `--perf`: its route and the mod that ran.
+#[derive(Default)]
+struct Served {
+    route: Option<String>,
+    module: Option<String>,
+}
+
+async fn call_mod(
+    app: &App,
+    request: Request<Incoming>,
+    served: &mut Served,
+    mut trace: Option<&mut Trace>,
+) -> Result<Answer, Answer> {
+    // `--perf` only: the current phase's start; without it no clock is read.
+    let mut clock = trace.as_ref().map(|_| Instant::now());
+    fn lap(trace: &mut Option<&mut Trace>, clock: &mut Option<Instant>, phase: Phase) {
+        if let (Some(trace), Some(start)) = (trace.as_deref_mut(), clock.as_mut()) {
+            *start = trace.since(phase, *start);
+        }
+    }
+    let url =
+        request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+
+    request::check_head(request.headers())?;
+    let session = session::session_of(request.headers())
+        .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))?;
+
+    // The request keeps this generation to its end: a reload that lands meanwhile serves the next one.
+    let generation = app.generation();
+    let found = generation
+        .routes
+        .find(&url)
+        .ok_or_else(|| Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &url)]))?;
+    let (route, module) = (found.route.to_owned(), found.value.clone());
+    served.route = Some(route.clone());
+    lap(&mut trace, &mut clock, Phase::Route);
+
+    let (parts, body) = request::read(app, request).await?;
+
+    lap(&mut trace, &mut clock, Phase::Inflate);
+
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+        .collect();
+    let mod_request = ModRequest {
+        method: parts.method.as_str().to_owned(),
+        url,
+        route,
+        session: session.map(|s| s.as_str().to_owned()),
+        headers,
+        body: body.bytes,
+    };
+
+    let guard = match session {
+        Some(id) => Some(app.sessions.lock(id, app.config.session_lock_timeout).await.map_err(|e| {
+            Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[("session", id.as_str())])
+        })?),
+        None => None,
+    };
+    lap(&mut trace, &mut clock, Phase::LockWait);
+    served.module = Some(module.id().to_owned());
+    let result = module.handle(mod_request, trace.as_deref_mut()).await;
+    drop(guard);
+    if let Some(start) = clock.as_mut() {
+        *start = Instant::now();
+    }
+
+    let response = result.map_err(|e| mod_failed(module.id(), &e))?;
+    let answer = assemble(&generation.db, &module, response);
+    lap(&mut trace, &mut clock, Phase::Assemble);
+    answer
+}

@@ -1,0 +1,189 @@
+//! Steps 0 and 1 of a request's path: the listener, the connections that arrive while the mods load
+//! ([`EarlyAccept`]), the accept loop with its connection limit, keep-alive's request count, and the
+//! drain at shutdown ([`serve`]).
+//!
+//! What a reader must not break: hyper's header timeout is silently off unless a timer is installed
+//! (`TokioTimer` below); connection tasks are tracked, so `serve` returns only after every one has
+//! ended and dropped its `App` (the store's lock is free when the server's `run` returns).
+
+use super::wire;
+use crate::app::App;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+/// Connections open at once; the next one is closed as soon as it is accepted.
+const MAX_CONNECTIONS: usize = 1024;
+/// Time open requests get to finish after shutdown begins.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// Requests one connection may carry; the last is answered `Connection: close`.
+pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
+
+/// Connections accepted while the mods are still loading. Each waits (up to `wait`) for the server to
+/// be ready and is then handed to [`serve`]; one still waiting at its deadline is answered 503 with
+/// `Retry-After` and closed. So a client that connects during boot is never refused.
+#[derive(Debug)]
+pub(crate) struct EarlyAccept {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    ready: tokio::sync::watch::Sender<bool>,
+    handed: tokio::sync::mpsc::Receiver<TcpStream>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EarlyAccept {
+    pub(crate) fn start(listener: Arc<TcpListener>, wait: Duration) -> EarlyAccept {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, ready_rx) = tokio::sync::watch::channel(false);
+        let (hand, handed) = tokio::sync::mpsc::channel(MAX_CONNECTIONS);
+        let pending = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let task = tokio::spawn(async move {
+            loop {
+                let stream = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(_) => {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        }
+                    },
+                    _ = &mut stopped => break,
+                };
+                let Ok(permit) = pending.clone().try_acquire_owned() else { continue };
+                let (mut ready, hand) = (ready_rx.clone(), hand.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let ready = matches!(tokio::time::timeout(wait, ready.wait_for(|r| *r)).await, Ok(Ok(_)));
+                    match ready {
+                        true => {
+                            let _ = hand.send(stream).await;
+                        }
+                        false => {
+                            let body = wire::error_body("the server is still loading its mods", &[]);
+                            let head = format!(
+                                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                body.len()
+                            );
+                            let mut stream = stream;
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await;
+                            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, &body).await;
+                        }
+                    }
+                });
+            }
+        });
+        EarlyAccept { stop: Some(stop), ready, handed, task }
+    }
+
+    /// Stops accepting and releases the waiting connections to whoever reads [`Self::handed`].
+    async fn finish(mut self) -> tokio::sync::mpsc::Receiver<TcpStream> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+        let _ = self.ready.send(true);
+        let (_, empty) = tokio::sync::mpsc::channel(1);
+        std::mem::replace(&mut self.handed, empty)
+    }
+}
+
+impl Drop for EarlyAccept {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Accepts and serves connections until `shutdown` resolves, starting with those that arrived while
+/// the mods were loading.
+pub(crate) async fn serve(
+    listener: Arc<TcpListener>,
+    early: EarlyAccept,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let mut handed = early.finish().await;
+    let mut http = http1::Builder::new();
+    let deadlines = app.config.http;
+    // hyper's own header timeout (which runs from the start of the wait, idle time included) stays on
+    // as a backstop behind `Guarded`'s idle and head deadlines.
+    http.timer(TokioTimer::new())
+        .header_read_timeout(deadlines.idle + deadlines.head)
+        .keep_alive(true)
+        .max_buf_size(64 << 10);
+    let guard =
+        super::guard::Deadlines { idle: deadlines.idle, head: deadlines.head, write_stall: deadlines.write_stall };
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let graceful = GracefulShutdown::new();
+    // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
+    // its `App`: the store's lock is released when `run` returns, and a restart can take it at once.
+    let mut tasks = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+
+    loop {
+        let stream = tokio::select! {
+            Some(stream) = handed.recv() => stream,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, usually: back off instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        // Requests served on this connection: the last one allowed says `Connection: close`.
+        let served = Arc::new(AtomicU32::new(0));
+        let phase = Arc::new(super::guard::ConnPhase::new(app.perf.clone()));
+        let stream = super::guard::Guarded::new(stream, phase.clone(), guard);
+        let service = service_fn(move |request| {
+            let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
+            async move {
+                let head = phase.busy();
+                let (mut response, route) = super::dispatch::respond(&app, request, head).await;
+                phase.answered(&route);
+                phase.idle();
+                if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
+                    // hyper closes after writing an answer that says so: the header never lies.
+                    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                Ok::<_, Infallible>(response)
+            }
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tasks.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection ended: {e}");
+            }
+            drop(permit);
+        });
+        // Reap finished connections so the set stays as small as the number open.
+        while tasks.try_join_next().is_some() {}
+    }
+
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => {
+            tracing::warn!("shutdown: some requests did not finish in time");
+            tasks.abort_all();
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}

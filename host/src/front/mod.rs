@@ -1,0 +1,36 @@
+//! The HTTP/1.1 front: one file per step of a request's path, in this order.
+//!
+//! 0. **Boot** (`listen.rs`): the listener is bound before the mods load; a connection that arrives
+//!    meanwhile waits (30 s by default) and is then served, or answered 503 with `Retry-After`.
+//! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open, tracked so shutdown
+//!    drains them; the 512th request on a connection is answered `Connection: close`.
+//! 2. **Deadlines** (`guard.rs`): idle, head and write-stall deadlines hyper lacks, on the socket.
+//! 3. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
+//! 4. **Head size** (`request.rs`): over 64 KiB of headers → 431 and close.
+//! 5. **Route** (`dispatch.rs`): `/metrics` and `/modhost/…` are the host's; everything else goes to
+//!    the route table (`modhost-routes`); no route → 404 naming the URL.
+//! 6. **Body** (`request.rs`): capped, collected within its deadline under a server-wide budget, and
+//!    inflated when it is zlib (bounded).
+//! 7. **Lock** (`dispatch.rs`): the session's lock (`crate::session`), 503 after its timeout, released
+//!    when the mod returns.
+//! 8. **Call** (`dispatch.rs`): the mod's `handle`, in the sandbox under its limits.
+//! 9. **Answer** (`answer.rs`): a mod's error → status; its response checked and its db references
+//!    spliced from one snapshot.
+//! 10. **Compress** (`compress.rs`, `body_cache.rs`): zlib unless the client asked for identity, large
+//!     answers through a cache keyed by content and db-node identity.
+//!
+//! `wire.rs` holds the SPT wire's rules as pure functions (zlib both ways, identity, error bodies).
+
+mod answer;
+mod body_cache;
+mod compress;
+mod dispatch;
+mod guard;
+mod listen;
+mod request;
+mod session;
+pub mod wire;
+
+pub(crate) use body_cache::BodyCache;
+pub(crate) use listen::{EarlyAccept, serve};
+pub(crate) use request::REQUEST_BYTES_BUDGET;
