@@ -31,7 +31,7 @@ pub struct App {
     /// even when a reload lands between them).
     pub sessions: SessionLocks,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
-    pub body_cache: crate::front::BodyCache,
+    pub body_cache: crate::body_cache::BodyCache,
     /// Request body bytes held in memory across all connections, one permit a byte.
     pub body_budget: Arc<tokio::sync::Semaphore>,
     /// `--perf`: time per request phase (absent when off).
@@ -80,15 +80,17 @@ pub(crate) struct Parts {
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) started: Instant,
     pub(crate) scratch: Option<tempfile::TempDir>,
+    /// The server-wide budget of request body bytes held (the front's, sized there).
+    pub(crate) body_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl App {
     /// The shared state around the first generation.
     pub(crate) fn new(parts: Parts) -> App {
-        let Parts { config, base, store, first, runtime, started, scratch } = parts;
+        let Parts { config, base, store, first, runtime, started, scratch, body_budget } = parts;
         App {
-            body_cache: crate::front::BodyCache::new(config.limits.body_cache_bytes),
-            body_budget: Arc::new(tokio::sync::Semaphore::new(crate::front::REQUEST_BYTES_BUDGET)),
+            body_cache: crate::body_cache::BodyCache::new(config.limits.body_cache_bytes),
+            body_budget,
             perf: config.perf.then(Arc::default),
             config,
             base,

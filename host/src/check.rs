@@ -11,15 +11,16 @@
 use crate::config::Config;
 use crate::server::Server;
 use crate::wire;
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::Full;
 use modhost_routes::MatchKind;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The limits a checked mod runs under (the player's defaults are looser), with the call deadline
 /// added by [`check`].
@@ -27,6 +28,67 @@ const STRICT: &str = "memory_mib = 64\ninit_timeout_ms = 10000\nquarantine_after
 
 /// The call deadline `modhost check` uses unless told otherwise, in ms.
 pub const CALL_TIMEOUT_MS: u64 = 2000;
+
+/// What `modhost check` found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// The mod's id.
+    #[serde(rename = "mod")]
+    pub id: String,
+    /// No trap, no timeout, and it loaded.
+    pub passed: bool,
+    /// Whether it loaded at all.
+    pub loaded: bool,
+    /// Why it did not load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Time to load it (compile, link, `routes`, `init`), in ms.
+    #[serde(default)]
+    pub load_ms: f64,
+    /// The limits it ran under, as `modhost.toml` lines.
+    #[serde(default)]
+    pub limits: Vec<String>,
+    /// Its grants in words.
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// Per route, what the probes got.
+    #[serde(default)]
+    pub routes: Vec<RouteCheck>,
+}
+
+/// What the probes of one route got.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RouteCheck {
+    /// The route as claimed.
+    pub route: String,
+    /// `exact` or `prefix`.
+    pub kind: String,
+    /// The path probed (a prefix route gets `check` appended).
+    pub path: String,
+    /// Answers by status.
+    pub statuses: BTreeMap<String, u32>,
+    /// Probes whose call trapped, with the answer.
+    pub traps: Vec<ProbeFailure>,
+    /// Probes whose call hit its deadline, with the answer.
+    pub timeouts: Vec<ProbeFailure>,
+    /// Host calls refused for want of a grant.
+    pub denials: u64,
+    /// The largest linear memory an instance asked for, in KiB.
+    pub peak_memory_kib: usize,
+    /// Mean time per probe, in ms.
+    pub mean_ms: f64,
+    /// Slowest probe, in ms.
+    pub max_ms: f64,
+}
+
+/// One probe that failed a route.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeFailure {
+    /// The probe's name (`valid`, `empty`, `2 MiB body`…).
+    pub probe: String,
+    /// The answer's body.
+    pub answer: String,
+}
 
 /// One generated request.
 struct Probe {
@@ -57,6 +119,15 @@ fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Ve
         let toml = read(&manifest.map_or_else(|| target.join("mod.toml"), Path::to_owned))?;
         let parsed = modhost_mods::Manifest::parse(&toml)?;
         let wasm = target.join(format!("{}.wasm", parsed.id));
+        if !wasm.exists() {
+            // A source folder: say what was looked for and how to get it, in one line.
+            anyhow::bail!(
+                "{} has no {}.wasm: build the mod (`cargo build --release --target wasm32-wasip2`) and pass the \
+                 .wasm it wrote under target/wasm32-wasip2/release/, or copy it into the folder",
+                target.display(),
+                parsed.id
+            );
+        }
         let bytes = std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
         return Ok((toml, bytes));
     }
@@ -79,35 +150,27 @@ fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Ve
     Ok((toml, bytes))
 }
 
-/// A request on a new connection; answers the status, the body (inflated) and the time.
+/// A probe on a new connection; answers the status, the body (inflated) and the time.
 async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u16, String, Duration)> {
-    let mut head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    let mut request = hyper::Request::post(path).header(hyper::header::HOST, "127.0.0.1");
     if let Some(session) = probe.session {
-        head.push_str(&format!("Cookie: PHPSESSID={session}\r\n"));
+        request = request.header(hyper::header::COOKIE, format!("PHPSESSID={session}"));
     }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", probe.body.len()));
+    let request = request.body(Full::new(Bytes::from(probe.body.clone())))?;
     let started = Instant::now();
-    let mut stream = tokio::net::TcpStream::connect(addr).await?;
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(&probe.body).await?;
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
-        .await
-        .context("no answer in 30 s")??;
+    let answer = crate::client::send(addr, request, Duration::from_secs(30)).await?;
     let elapsed = started.elapsed();
-    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").context("an answer without a head")?;
-    let status = String::from_utf8_lossy(&answer[..split]).split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = &answer[split + 4..];
-    let body = match wire::looks_like_zlib(body).then(|| wire::inflate_body(body, 64 << 20)) {
+    let body = match wire::looks_like_zlib(&answer.body).then(|| wire::inflate_body(&answer.body, 64 << 20)) {
         Some(Ok(Some(inflated))) => inflated,
-        _ => body.to_vec(),
+        _ => answer.body.to_vec(),
     };
-    Ok((status, String::from_utf8_lossy(&body).into_owned(), elapsed))
+    Ok((answer.status, String::from_utf8_lossy(&body).into_owned(), elapsed))
 }
 
 /// Checks the mod at `target` (a folder with `mod.toml` and `<id>.wasm`, or a `.wasm` with an optional
-/// manifest) and answers the report; `report["passed"]` says whether it passed.
-pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64) -> anyhow::Result<Value> {
+/// manifest) and answers the report. An error is what kept the check from running (an unreadable file,
+/// a manifest that does not parse); a mod that does not load is a report that says why.
+pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64) -> anyhow::Result<CheckReport> {
     let strict = format!("{STRICT}call_timeout_ms = {call_timeout_ms}\n");
     let (toml, wasm) = resolve(target, manifest)?;
     let parsed = modhost_mods::Manifest::parse(&toml)?;
@@ -127,7 +190,16 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     let server = Server::start(config).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if let Some(left) = server.report().failed.iter().find(|left| left.id == id || left.id.ends_with(&id)) {
-        return Ok(json!({"mod": id, "passed": false, "loaded": false, "reason": left.reason}));
+        return Ok(CheckReport {
+            id,
+            passed: false,
+            loaded: false,
+            reason: Some(left.reason.clone()),
+            load_ms,
+            limits: Vec::new(),
+            grants: Vec::new(),
+            routes: Vec::new(),
+        });
     }
     let generation = server.app().generation();
     let module = generation.mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
@@ -160,87 +232,80 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
             *statuses.entry(status.to_string()).or_insert(0) += 1;
             times.push(elapsed.as_secs_f64() * 1e3);
             if status == 500 && body.contains("trapped") {
-                traps.push(json!({"probe": probe.name, "answer": body}));
+                traps.push(ProbeFailure { probe: probe.name.to_owned(), answer: body });
             } else if status == 500 && body.contains("deadline") {
-                timeouts.push(json!({"probe": probe.name, "answer": body}));
+                timeouts.push(ProbeFailure { probe: probe.name.to_owned(), answer: body });
             }
         }
         passed &= traps.is_empty() && timeouts.is_empty();
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
         let max = times.iter().copied().fold(0.0, f64::max);
-        report_routes.push(json!({
-            "route": route, "kind": if *kind == MatchKind::Exact { "exact" } else { "prefix" }, "path": path,
-            "statuses": statuses, "traps": traps, "timeouts": timeouts,
-            "denials": cx.denials.load(Ordering::Relaxed) - denials_before,
-            "peak_memory_kib": cx.peak_memory.load(Ordering::Relaxed) >> 10,
-            "mean_ms": mean, "max_ms": max,
-        }));
+        report_routes.push(RouteCheck {
+            route: route.clone(),
+            kind: if *kind == MatchKind::Exact { "exact" } else { "prefix" }.to_owned(),
+            path,
+            statuses,
+            traps,
+            timeouts,
+            denials: cx.denials.load(Ordering::Relaxed) - denials_before,
+            peak_memory_kib: cx.peak_memory.load(Ordering::Relaxed) >> 10,
+            mean_ms: mean,
+            max_ms: max,
+        });
     }
     let _ = stop.send(());
     let _ = serving.await;
     drop(app);
-    Ok(json!({
-        "mod": id, "passed": passed, "loaded": true, "load_ms": load_ms,
-        "limits": strict.trim().split('\n').collect::<Vec<_>>(),
-        "grants": module.grants().describe(), "routes": report_routes,
-    }))
+    Ok(CheckReport {
+        id,
+        passed,
+        loaded: true,
+        reason: None,
+        load_ms,
+        limits: strict.trim().split('\n').map(str::to_owned).collect(),
+        grants: module.grants().describe(),
+        routes: report_routes,
+    })
 }
 
-/// The report for people.
-pub fn text(report: &Value) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let id = report["mod"].as_str().unwrap_or("?");
-    if report["loaded"] == false {
-        let _ = writeln!(out, "FAIL {id}: it did not load: {}", report["reason"].as_str().unwrap_or(""));
-        return out;
-    }
-    let grants: Vec<&str> = report["grants"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    let _ = writeln!(
-        out,
-        "{id}: loaded in {:.0} ms under strict limits ({}); grants: {}",
-        report["load_ms"].as_f64().unwrap_or(0.0),
-        report["limits"].as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
-        if grants.is_empty() { "none".to_owned() } else { grants.join("; ") }
-    );
-    let _ = writeln!(
-        out,
-        "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8} {:>8}",
-        "route", "answers", "traps", "timeouts", "denied", "peak KiB", "mean ms", "max ms"
-    );
-    for r in report["routes"].as_array().into_iter().flatten() {
-        let statuses: Vec<String> =
-            r["statuses"].as_object().into_iter().flatten().map(|(s, n)| format!("{s}x{n}")).collect();
-        let _ = writeln!(
-            out,
-            "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8.2} {:>8.2}",
-            format!("{}{}", r["route"].as_str().unwrap_or(""), if r["kind"] == "prefix" { "*" } else { "" }),
-            statuses.join(" "),
-            r["traps"].as_array().map_or(0, Vec::len),
-            r["timeouts"].as_array().map_or(0, Vec::len),
-            r["denials"],
-            r["peak_memory_kib"],
-            r["mean_ms"].as_f64().unwrap_or(0.0),
-            r["max_ms"].as_f64().unwrap_or(0.0)
-        );
-        for failure in r["traps"].as_array().into_iter().flatten().chain(r["timeouts"].as_array().into_iter().flatten())
-        {
-            let _ = writeln!(
-                out,
-                "    {}: {}",
-                failure["probe"].as_str().unwrap_or(""),
-                failure["answer"].as_str().unwrap_or("")
-            );
+/// The report for people: a line per route, each failing probe's answer under it, and the verdict
+/// last (`PASS id` or `FAIL id`).
+impl std::fmt::Display for CheckReport {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = &self.id;
+        if !self.loaded {
+            return writeln!(out, "FAIL {id}: it did not load: {}", self.reason.as_deref().unwrap_or(""));
         }
+        writeln!(
+            out,
+            "{id}: loaded in {:.0} ms under strict limits ({}); grants: {}",
+            self.load_ms,
+            self.limits.join(", "),
+            if self.grants.is_empty() { "none".to_owned() } else { self.grants.join("; ") }
+        )?;
+        writeln!(
+            out,
+            "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8} {:>8}",
+            "route", "answers", "traps", "timeouts", "denied", "peak KiB", "mean ms", "max ms"
+        )?;
+        for r in &self.routes {
+            let statuses: Vec<String> = r.statuses.iter().map(|(s, n)| format!("{s}x{n}")).collect();
+            writeln!(
+                out,
+                "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8.2} {:>8.2}",
+                format!("{}{}", r.route, if r.kind == "prefix" { "*" } else { "" }),
+                statuses.join(" "),
+                r.traps.len(),
+                r.timeouts.len(),
+                r.denials,
+                r.peak_memory_kib,
+                r.mean_ms,
+                r.max_ms
+            )?;
+            for failure in r.traps.iter().chain(&r.timeouts) {
+                writeln!(out, "    {}: {}", failure.probe, failure.answer)?;
+            }
+        }
+        writeln!(out, "{} {id}", if self.passed { "PASS" } else { "FAIL" })
     }
-    let _ = writeln!(out, "{} {id}", if report["passed"] == true { "PASS" } else { "FAIL" });
-    out
-}
-
-/// Fails with the report's verdict, for the command's exit code.
-pub fn verdict(report: &Value) -> anyhow::Result<()> {
-    if report["passed"] != true {
-        bail!("modhost check: {} failed", report["mod"].as_str().unwrap_or("the mod"));
-    }
-    Ok(())
 }

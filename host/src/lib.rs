@@ -25,12 +25,13 @@
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 
 mod app;
+mod body_cache;
 mod builtin;
 pub mod check;
+pub mod client;
 pub mod config;
 mod front;
 pub mod generation;
-pub mod inspect;
 pub mod metrics;
 pub mod perf;
 pub mod sandbox;
@@ -39,6 +40,7 @@ pub mod server;
 pub mod session;
 pub mod status;
 pub mod testrun;
+pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};

@@ -86,7 +86,7 @@ impl Metrics {
 }
 
 /// One route's totals, for the status page.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RouteStats {
     /// Requests answered.
     pub count: u64,

@@ -61,7 +61,8 @@ impl Server {
             bail!("--strict: {} mod(s) failed to load:\n{}", list.len(), list.join("\n"));
         }
         let report = first.report.clone();
-        let app = Arc::new(App::new(Parts { config, base, store, first, runtime, started, scratch }));
+        let body_budget = Arc::new(tokio::sync::Semaphore::new(crate::front::REQUEST_BYTES_BUDGET));
+        let app = Arc::new(App::new(Parts { config, base, store, first, runtime, started, scratch, body_budget }));
         // Watching starts before `start` returns, so a change made right after it is never missed.
         let watch = match app.config.watch {
             true => Some(crate::watch::start(app.clone()).context("starting --watch")?),

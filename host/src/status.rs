@@ -12,6 +12,7 @@
 //! so no website can make the server reload.
 
 use crate::app::App;
+use crate::views::ModsView;
 use serde_json::{Value, json};
 use std::time::SystemTime;
 
@@ -43,7 +44,7 @@ pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: b
             Page { status: 200, content_type: "text/html; charset=utf-8", body: PAGE.as_bytes().to_vec() }
         }
         ("GET" | "HEAD", "/modhost/status") => Page::json(200, &status_json(app)),
-        ("GET" | "HEAD", "/modhost/mods") => Page::json(200, &mods_json(app)),
+        ("GET" | "HEAD", "/modhost/mods") => Page::json(200, &serde_json::to_value(mods_view(app)).unwrap_or_default()),
         ("POST", "/modhost/reload") if reload_header => {
             let outcome = app.reload().await;
             let status = if outcome.ok { 200 } else { 409 };
@@ -102,16 +103,13 @@ pub fn status_json(app: &App) -> Value {
 
 /// `/modhost/mods`: `modhost mods --json` for the serving generation, with each route's counts and
 /// latency since the server started.
-pub fn mods_json(app: &App) -> Value {
+pub fn mods_view(app: &App) -> ModsView {
     let generation = app.generation();
     let stats = app.metrics.route_stats();
-    let mut all = crate::inspect::mods_json(&generation);
-    for module in all["loaded"].as_array_mut().into_iter().flatten() {
-        for route in module["routes"].as_array_mut().into_iter().flatten() {
-            let path = route["path"].as_str().unwrap_or_default().to_owned();
-            route["stats"] = serde_json::to_value(stats.get(&path)).unwrap_or(Value::Null);
-        }
+    let mut view = ModsView::of(&generation);
+    for route in view.loaded.iter_mut().flat_map(|m| m.routes.iter_mut()) {
+        route.stats = stats.get(&route.path).cloned();
     }
-    all["generation"] = json!(generation.number);
-    all
+    view.generation = Some(generation.number);
+    view
 }

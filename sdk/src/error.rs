@@ -18,7 +18,11 @@ use std::fmt;
 ///     Err(other) => panic!("{other}"),
 /// }
 /// ```
+///
+/// The enum is `#[non_exhaustive]`: a later modhost may add a case (a new WIT error), and a mod that
+/// matches on it keeps compiling, because it must already have a `_` or binding arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The db path or store key does not exist.
     NotFound(String),

@@ -1,5 +1,5 @@
-//! Misbehaving clients, as in seed 001's scenarios: they run beside a healthy load to show what they
-//! cost it. Each kind loops until its tasks are aborted (dropping the [`Adversaries`] does that).
+//! Misbehaving clients (idle, slowloris, slow readers, fragmenters): they run beside a healthy load
+//! to show what they cost it. Each kind loops until its tasks are aborted (dropping the [`Adversaries`] does that).
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -6,9 +6,9 @@
 //! never concatenated; its size is checked after each part, because a few bytes of references can
 //! splice in gigabytes of db text; a 1xx status or a framing header from a mod is the mod's error.
 
-use super::body_cache::Part;
 use super::wire;
 use crate::app::App;
+use crate::body_cache::Part;
 use crate::sandbox::{CallError, Chunk, LoadedMod, Response as ModResponse};
 use bytes::Bytes;
 use hyper::header::{self, HeaderName, HeaderValue};

@@ -9,9 +9,9 @@
 //! request.
 
 use super::answer::{self, Answer, PartsBody, assemble, mod_failed};
-use super::body_cache::Part;
 use super::{request, session, wire};
 use crate::app::App;
+use crate::body_cache::Part;
 use crate::perf::{Phase, Trace};
 use crate::sandbox::Request as ModRequest;
 use bytes::Bytes;

@@ -16,13 +16,12 @@
 //! 8. **Call** (`dispatch.rs`): the mod's `handle`, in the sandbox under its limits.
 //! 9. **Answer** (`answer.rs`): a mod's error → status; its response checked and its db references
 //!    spliced from one snapshot.
-//! 10. **Compress** (`compress.rs`, `body_cache.rs`): zlib unless the client asked for identity, large
-//!     answers through a cache keyed by content and db-node identity.
+//! 10. **Compress** (`compress.rs`): zlib unless the client asked for identity, large answers through
+//!     the compressed-body cache (`crate::body_cache`, keyed by content and db-node identity).
 //!
 //! `wire.rs` holds the SPT wire's rules as pure functions (zlib both ways, identity, error bodies).
 
 mod answer;
-mod body_cache;
 mod compress;
 mod dispatch;
 mod guard;
@@ -31,6 +30,5 @@ mod request;
 mod session;
 pub mod wire;
 
-pub(crate) use body_cache::BodyCache;
 pub(crate) use listen::{EarlyAccept, serve};
 pub(crate) use request::REQUEST_BYTES_BUDGET;

@@ -1,8 +1,8 @@
 //! The wasmtime engine: how it is configured and why, and the epoch ticker that enforces deadlines.
 //!
 //! - Pooling allocator with linear memory kept resident and reset by dirty pages (`pagemap_scan`): a
-//!   fresh instance per request then costs about 11-14 µs instead of 40+ µs
-//!   (`../shared/reference/wasmtime-notes.md`). The pool's size caps instances alive at once.
+//!   fresh instance per request then costs about 11-14 µs instead of 40+ µs (`docs/architecture.md`,
+//!   "What wasmtime costs"). The pool's size caps instances alive at once.
 //! - Epoch interruption: a ticker thread bumps the epoch every `epoch_tick`; each call's callback
 //!   yields to tokio at every tick (a looping guest never pins a worker) and traps past the deadline.
 //! - `max_wasm_stack` bounds guest recursion; the async fiber stack is sized above it.

@@ -5,7 +5,9 @@
 //! - `bindings`: the one `bindgen!` of the `plugin` world.
 //! - `engine`: engine configuration (pooling allocator, epochs) and the epoch ticker.
 //! - `compile`: compile or load a cached precompiled artifact.
-//! - `state`: the per-`Store` data and the `Host` impls (engine errors → WIT errors).
+//! - `state`: the per-`Store` data ([`ModContext`], `CallState`) and the memory limiter.
+//! - `db`, `store`, `log`: the `Host` impl of each WIT interface, one file each (engine errors → WIT
+//!   errors, grants checked first).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
 //! - `command`: [`Runtime::run_command`], a WASI command (a mod's test binary) against the same linker.
@@ -13,10 +15,13 @@
 mod bindings;
 mod command;
 mod compile;
+mod db;
 mod engine;
 mod instance;
+mod log;
 mod output;
 mod state;
+mod store;
 
 pub use bindings::{Chunk, Error as WitError, MatchKind as WitMatchKind, Request, Response, Route};
 pub use command::CommandExit;

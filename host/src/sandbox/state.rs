@@ -1,5 +1,6 @@
-//! [`CallState`]: the data of one wasmtime `Store`, and the thin `Host` impls that expose the db, store
-//! and log engines to a guest, converting engine errors into WIT error values.
+//! [`CallState`]: the data of one wasmtime `Store` (one instance's view of the host), [`ModContext`]
+//! (what all of a mod's calls share), and the memory limiter. The `Host` impl of each WIT interface
+//! is its own file beside this one: `db.rs`, `store.rs`, `log.rs`.
 //!
 //! Every engine error is an error value the guest sees, never a trap: a bad path, bad JSON or a
 //! missing key is the mod's to handle. Traps come only from wasmtime's own limits (memory, deadline,
@@ -8,9 +9,9 @@
 use super::bindings::{Error, modhost::plugin};
 use super::output::GuestOutput;
 use crate::perf::{Phase, Trace};
-use modhost_db::{Db, DbError};
+use modhost_db::Db;
 use modhost_mods::Grants;
-use modhost_store::{Store, StoreError};
+use modhost_store::Store;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -41,7 +42,7 @@ impl ModContext {
         ModContext { id: id.into(), db, store, grants, denials: AtomicU64::new(0), peak_memory: AtomicUsize::new(0) }
     }
 
-    fn denied(&self, why: modhost_mods::Denied) -> Error {
+    pub(super) fn denied(&self, why: modhost_mods::Denied) -> Error {
         self.denials.fetch_add(1, Ordering::Relaxed);
         Error::Denied(format!("mod {}: {why}", self.id))
     }
@@ -124,12 +125,12 @@ impl CallState {
     }
 
     /// Starts timing a host call, when this call is traced: one branch when it is not.
-    fn clock(&self) -> Option<Instant> {
+    pub(super) fn clock(&self) -> Option<Instant> {
         self.trace.as_ref().map(|_| Instant::now())
     }
 
     /// Adds the host call started at `start` to `phase`.
-    fn clocked<T>(&mut self, phase: Phase, start: Option<Instant>, value: T) -> T {
+    pub(super) fn clocked<T>(&mut self, phase: Phase, start: Option<Instant>, value: T) -> T {
         if let (Some(trace), Some(start)) = (&mut self.trace, start) {
             trace.add(phase, start.elapsed());
         }
@@ -143,181 +144,4 @@ impl WasiView for CallState {
     }
 }
 
-fn db_error(e: DbError) -> Error {
-    let message = e.to_string();
-    match e {
-        DbError::NotFound { .. } => Error::NotFound(message),
-        DbError::BadPath { .. } | DbError::BadJson { .. } => Error::Invalid(message),
-        DbError::WrongKind { .. } => Error::WrongKind(message),
-    }
-}
-
-fn store_error(e: StoreError) -> Error {
-    let message = e.to_string();
-    match e {
-        StoreError::InvalidKey { .. } => Error::Invalid(message),
-        StoreError::TooLarge { .. } => Error::TooLarge(message),
-        StoreError::Unreadable { .. } => Error::Unreadable(message),
-        StoreError::Conflict { .. } => Error::Conflict(message),
-        StoreError::Io { .. } | StoreError::Lock(_) => Error::Io(message),
-    }
-}
-
 impl plugin::types::Host for CallState {}
-
-impl plugin::db::Host for CallState {
-    fn get(&mut self, path: String) -> Result<String, Error> {
-        let start = self.clock();
-        let text = self.cx.db.get(&path).map_err(db_error).and_then(|text| {
-            // The db holds validated JSON, which is UTF-8; a failure here would be a host bug,
-            // reported to the mod as an error rather than a panic.
-            String::from_utf8(text.to_vec())
-                .map_err(|e| Error::Failed(format!("db text at `{path}` is not UTF-8: {e}")))
-        });
-        self.clocked(Phase::DbGet, start, text)
-    }
-
-    fn exists(&mut self, path: String) -> Result<bool, Error> {
-        let start = self.clock();
-        let found = self.cx.db.exists(&path).map_err(db_error);
-        self.clocked(Phase::DbGet, start, found)
-    }
-
-    fn keys(&mut self, path: String) -> Result<Vec<String>, Error> {
-        let start = self.clock();
-        let keys = self.cx.db.keys(&path).map_err(db_error);
-        self.clocked(Phase::DbKeys, start, keys)
-    }
-
-    fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
-        let start = self.clock();
-        let done = match self.cx.grants.check_db_write(&path) {
-            Ok(()) => self.cx.db.patch(&path, &json).map_err(db_error),
-            Err(why) => Err(self.cx.denied(why)),
-        };
-        self.clocked(Phase::DbPatch, start, done)
-    }
-}
-
-/// Runs a store call in `namespace`, after checking the mod's grant for it: inline in the default mode
-/// (a commit is a few syscalls), on the blocking pool in durable mode for writes (a commit waits for
-/// fsyncs, which must not hold an async worker).
-async fn on_store<T: Send + 'static>(
-    cx: &Arc<ModContext>,
-    namespace: String,
-    write: bool,
-    call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, Error> {
-    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| cx.denied(why))?;
-    if !write || !cx.store.durable() {
-        return call(&cx.store, &namespace).map_err(store_error);
-    }
-    let cx = cx.clone();
-    match tokio::task::spawn_blocking(move || call(&cx.store, &namespace)).await {
-        Ok(result) => result.map_err(store_error),
-        Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
-    }
-}
-
-fn versioned(found: Option<modhost_store::Versioned>) -> Option<plugin::store::Versioned> {
-    found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version })
-}
-
-impl plugin::store::Host for CallState {
-    async fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_get(own, key).await
-    }
-
-    async fn get_versioned(&mut self, key: String) -> Result<Option<plugin::store::Versioned>, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_get_versioned(own, key).await
-    }
-
-    async fn set(&mut self, key: String, value: Vec<u8>) -> Result<u64, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_set(own, key, value).await
-    }
-
-    async fn set_if_version(&mut self, key: String, value: Vec<u8>, expected: Option<u64>) -> Result<u64, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_set_if_version(own, key, value, expected).await
-    }
-
-    async fn delete(&mut self, key: String) -> Result<bool, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_delete(own, key).await
-    }
-
-    async fn list(&mut self, prefix: String) -> Result<Vec<String>, Error> {
-        let own = self.cx.id.to_string();
-        self.ns_list(own, prefix).await
-    }
-
-    async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
-        let start = self.clock();
-        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get(ns, &key)).await;
-        self.clocked(Phase::StoreGet, start, found.map(|v| v.map(|v| v.to_vec())))
-    }
-
-    async fn ns_get_versioned(
-        &mut self,
-        namespace: String,
-        key: String,
-    ) -> Result<Option<plugin::store::Versioned>, Error> {
-        let start = self.clock();
-        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get_versioned(ns, &key)).await;
-        self.clocked(Phase::StoreGet, start, found.map(versioned))
-    }
-
-    async fn ns_set(&mut self, namespace: String, key: String, value: Vec<u8>) -> Result<u64, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set(ns, &key, &value)).await;
-        self.clocked(Phase::StoreSet, start, done)
-    }
-
-    async fn ns_set_if_version(
-        &mut self,
-        namespace: String,
-        key: String,
-        value: Vec<u8>,
-        expected: Option<u64>,
-    ) -> Result<u64, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set_if_version(ns, &key, &value, expected)).await;
-        self.clocked(Phase::StoreSet, start, done)
-    }
-
-    async fn ns_delete(&mut self, namespace: String, key: String) -> Result<bool, Error> {
-        let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.delete(ns, &key)).await;
-        self.clocked(Phase::StoreSet, start, done)
-    }
-
-    async fn ns_list(&mut self, namespace: String, prefix: String) -> Result<Vec<String>, Error> {
-        let start = self.clock();
-        let keys = on_store(&self.cx, namespace, false, move |s, ns| s.list(ns, &prefix)).await;
-        self.clocked(Phase::StoreList, start, keys)
-    }
-}
-
-/// The longest log line a mod can write; the rest is cut.
-const MAX_LOG_LINE: usize = 8 * 1024;
-
-impl plugin::log::Host for CallState {
-    fn log(&mut self, level: plugin::log::Level, message: String) {
-        use plugin::log::Level;
-        let mut end = message.len().min(MAX_LOG_LINE);
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        let (id, message) = (&*self.cx.id, &message[..end]);
-        match level {
-            Level::Trace => tracing::trace!(target: "mod", "[{id}] {message}"),
-            Level::Debug => tracing::debug!(target: "mod", "[{id}] {message}"),
-            Level::Info => tracing::info!(target: "mod", "[{id}] {message}"),
-            Level::Warn => tracing::warn!(target: "mod", "[{id}] {message}"),
-            Level::Error => tracing::error!(target: "mod", "[{id}] {message}"),
-        }
-    }
-}

@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The session every request of the mix uses (the seed's fixed session).
+/// The session every request of the mix uses: one fixed player, as a single client is.
 pub(crate) const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
 
 /// What one run does.
@@ -65,7 +65,7 @@ impl Endpoint {
         }
     }
 
-    /// The smallest plausible answer (inflated), as the seed's pre-check has it.
+    /// The smallest plausible answer (inflated): a shorter one means the table is missing or truncated.
     fn min_bytes(self) -> usize {
         match self {
             Endpoint::Items | Endpoint::Locale => 1024,

@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Answers smaller than this are compressed every time: cheaper than hashing and bookkeeping.
-pub(super) const MIN_CACHED_BYTES: usize = 8 * 1024;
+pub(crate) const MIN_CACHED_BYTES: usize = 8 * 1024;
 
 /// One piece of an answer.
 #[derive(Clone, Debug)]
@@ -183,15 +183,15 @@ mod tests {
         Part::Literal(Bytes::copy_from_slice(s.as_bytes()))
     }
 
-    /// The root node of a db made of `text`.
-    fn root_of(text: &'static str) -> Arc<Node> {
-        modhost_db::Db::from_text(text).unwrap().snapshot().node("").unwrap()
+    /// The node of `text` in a db of its own (a db is an object: `{"x": text}`).
+    fn node_of(text: &str) -> Arc<Node> {
+        modhost_db::Db::from_text(format!("{{\"x\":{text}}}")).unwrap().snapshot().node("x").unwrap()
     }
 
     #[test]
     fn keys_are_content_for_literals_and_identity_for_nodes() {
-        let node = root_of("[1,2,3]");
-        let same_text_other_node = root_of("[1,2,3]");
+        let node = node_of("[1,2,3]");
+        let same_text_other_node = node_of("[1,2,3]");
         let a = Key::of(&[lit("{\"data\":"), Part::Node(node.clone()), lit("}")]);
         assert_eq!(a, Key::of(&[lit("{\"data\":"), Part::Node(node.clone()), lit("}")]));
         assert_ne!(a, Key::of(&[lit("{\"data\":"), Part::Node(same_text_other_node), lit("}")]));

@@ -1,0 +1,49 @@
+//! `modhost reload`: ask the server on 127.0.0.1:PORT to reload its mods and db.json, print the outcome,
+//! exit 1 when the reload was refused (the old mods keep serving).
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::Full;
+use modhost::ReloadOutcome;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+/// A reload compiles changed mods: a JavaScript one takes tens of seconds the first time.
+const DEADLINE: Duration = Duration::from_secs(600);
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// The server's port.
+    #[arg(long, env = "MODHOST_PORT", default_value_t = 6969)]
+    port: u16,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+    let request = hyper::Request::post("/modhost/reload")
+        .header(hyper::header::HOST, addr.to_string())
+        .header(modhost::status::RELOAD_HEADER, "1")
+        .body(Full::new(Bytes::new()))?;
+    let answer = crate::runtime()?.block_on(modhost::client::send(addr, request, DEADLINE))?;
+    let body = String::from_utf8_lossy(&answer.body);
+    let outcome: ReloadOutcome =
+        serde_json::from_str(&body).with_context(|| format!("the server answered {}: {body}", answer.status))?;
+    match (outcome.ok, &outcome.reason) {
+        (true, _) => {
+            println!("reloaded in {:.0} ms: generation {} serving", outcome.took_ms, outcome.generation);
+            for m in &outcome.loaded {
+                println!("  {m}");
+            }
+            for left in &outcome.failed {
+                println!("  left out: {left}");
+            }
+            Ok(())
+        }
+        (false, why) => anyhow::bail!(
+            "reload refused ({}); generation {} still serving: {}",
+            answer.status,
+            outcome.generation,
+            why.as_deref().unwrap_or("no reason given")
+        ),
+    }
+}

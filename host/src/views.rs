@@ -1,0 +1,182 @@
+//! Typed views of what is loaded, shared by the status JSON (`/modhost/mods`), `modhost mods` (text
+//! and `--json`) and `modhost reload`: each mod's version, origin, grants, limits and routes, and the
+//! mods left out with why. They serialize and deserialize, so a tool (or the CLI reading the server's
+//! answer) reads the same structs the server wrote, never a `serde_json::Value` by string keys.
+
+use crate::generation::{Generation, LeftOut};
+use crate::metrics::RouteStats;
+use crate::sandbox::LoadedMod;
+use modhost_routes::MatchKind;
+use serde::{Deserialize, Serialize};
+
+/// Every mod a generation loaded, and every one it left out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModsView {
+    /// The loaded mods, in load order.
+    pub loaded: Vec<ModView>,
+    /// The mods left out, with why.
+    pub failed: Vec<LeftOut>,
+    /// The generation shown (set by the status page; absent from `modhost mods`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+}
+
+/// One loaded mod.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModView {
+    /// Its id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Its display name, when it has one.
+    pub name: Option<String>,
+    /// Who wrote it.
+    pub authors: Vec<String>,
+    /// What it requires (`id range`).
+    pub requires: Vec<String>,
+    /// `Builtin`, or the folder it came from.
+    pub origin: String,
+    /// Its grants in words (empty: none).
+    pub grants: Vec<String>,
+    /// The limits its calls run under.
+    pub limits: LimitsView,
+    /// The routes it claims.
+    pub routes: Vec<RouteView>,
+    /// Why it is quarantined, when it is.
+    pub quarantined: Option<String>,
+}
+
+/// A mod's limits, in the units the player writes them in `modhost.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LimitsView {
+    /// Linear memory per instance.
+    pub memory_mib: usize,
+    /// Deadline of one request's call.
+    pub call_timeout_ms: u64,
+    /// Deadline of `routes` and `init`.
+    pub init_timeout_ms: u64,
+    /// Bytes one host call may copy.
+    pub hostcall_mib: usize,
+    /// The largest answer.
+    pub response_mib: usize,
+    /// Its share of the instance pool.
+    pub instances: u32,
+    /// Table elements per instance.
+    pub table_elements: usize,
+    /// The wasm stack (engine-wide).
+    pub wasm_stack_kib: usize,
+    /// Failed calls in a row before quarantine (0: never).
+    pub quarantine_after: u32,
+}
+
+/// One route a mod claims.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RouteView {
+    /// The route as claimed.
+    pub path: String,
+    /// `exact` or `prefix`.
+    pub kind: String,
+    /// Its requests and latency since the server started (status page only; `null` when it has
+    /// had none, or in `modhost mods`).
+    #[serde(default)]
+    pub stats: Option<RouteStats>,
+}
+
+impl ModsView {
+    /// What `generation` loaded and left out (no request statistics).
+    pub fn of(generation: &Generation) -> ModsView {
+        ModsView {
+            loaded: generation.mods.iter().map(|m| ModView::of(m, generation)).collect(),
+            failed: generation.report.failed.clone(),
+            generation: None,
+        }
+    }
+}
+
+impl ModView {
+    fn of(module: &LoadedMod, generation: &Generation) -> ModView {
+        let id = module.id();
+        let info = generation.report.loaded.iter().find(|m| m.id == id);
+        let limits = module.limits();
+        let routes = generation
+            .routes
+            .routes()
+            .into_iter()
+            .filter(|(_, _, owner)| *owner == id)
+            .map(|(path, kind, _)| RouteView {
+                path: path.to_owned(),
+                kind: if kind == MatchKind::Exact { "exact" } else { "prefix" }.to_owned(),
+                stats: None,
+            })
+            .collect();
+        ModView {
+            id: id.to_owned(),
+            version: info.map_or_else(|| "?".to_owned(), |i| i.version.clone()),
+            name: info.and_then(|i| i.name.clone()),
+            authors: info.map(|i| i.authors.clone()).unwrap_or_default(),
+            requires: info.map(|i| i.requires.clone()).unwrap_or_default(),
+            origin: info.map_or_else(|| "?".to_owned(), |i| format!("{:?}", i.origin)),
+            grants: module.grants().describe(),
+            limits: LimitsView {
+                memory_mib: limits.memory_bytes >> 20,
+                call_timeout_ms: limits.call_deadline.as_millis() as u64,
+                init_timeout_ms: limits.init_deadline.as_millis() as u64,
+                hostcall_mib: limits.hostcall_bytes >> 20,
+                response_mib: limits.response_bytes >> 20,
+                instances: limits.mod_instances,
+                table_elements: limits.table_elements,
+                wasm_stack_kib: limits.wasm_stack_bytes >> 10,
+                quarantine_after: limits.quarantine_after,
+            },
+            routes,
+            quarantined: module.quarantined(),
+        }
+    }
+}
+
+/// For people (`modhost mods`): a paragraph per loaded mod, then a line per mod left out.
+impl std::fmt::Display for ModsView {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for m in &self.loaded {
+            writeln!(out, "{} {} ({})", m.id, m.version, m.origin)?;
+            if let Some(name) = &m.name {
+                writeln!(out, "  name: {name}")?;
+            }
+            for (label, items) in [("authors", &m.authors), ("requires", &m.requires)] {
+                if !items.is_empty() {
+                    writeln!(out, "  {label}: {}", items.join(", "))?;
+                }
+            }
+            let grants = match m.grants.is_empty() {
+                true => "none (its own store namespace; reads the db)".to_owned(),
+                false => m.grants.join("; "),
+            };
+            writeln!(out, "  grants: {grants}")?;
+            let l = &m.limits;
+            writeln!(
+                out,
+                "  limits: memory {} MiB, call {} ms, init {} ms, host call {} MiB, answer {} MiB, {} instances, \
+                 {} table elements, stack {} KiB, quarantine after {}",
+                l.memory_mib,
+                l.call_timeout_ms,
+                l.init_timeout_ms,
+                l.hostcall_mib,
+                l.response_mib,
+                l.instances,
+                l.table_elements,
+                l.wasm_stack_kib,
+                l.quarantine_after
+            )?;
+            let routes: Vec<String> =
+                m.routes.iter().map(|r| format!("{}{}", r.path, if r.kind == "prefix" { "*" } else { "" })).collect();
+            writeln!(out, "  routes ({}): {}", routes.len(), routes.join(" "))?;
+            if let Some(why) = &m.quarantined {
+                writeln!(out, "  QUARANTINED: {why}")?;
+            }
+        }
+        for left in &self.failed {
+            writeln!(out, "left out: {left}")?;
+        }
+        Ok(())
+    }
+}
