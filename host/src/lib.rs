@@ -1,50 +1,57 @@
-//! modhost: a game server whose game logic lives in WebAssembly mods.
+//! modhost's server: an HTTP/1.1 front speaking the SPT client's wire, which runs each route's handler
+//! in a sandboxed wasmtime component and gives mods the game database and a durable store. The
+//! engines it serves are crates of their own (`modhost-db`, `modhost-store`, `modhost-routes`,
+//! `modhost-mods`); this crate is the glue between them, hyper and wasmtime, and the `modhost` binary.
 //!
 //! # Layout
-//! - [`body_cache`]: compressed answers keyed by content and db-node identity (never stale).
-//! - [`conn_guard`]: the idle, head and write-stall deadlines hyper does not enforce.
-//! - [`config`]: the validated configuration and the limits every mod runs under.
-//! - [`server`]: boot (root, store, listener, first generation), [`Server::run`], and reloads.
-//! - [`generation`]: one set of mods in load order, the db their inits built, their routes.
-//! - `http`: the hyper front: accept, deadlines, one request → one mod call.
-//! - [`wire`]: the SPT wire rules as pure functions (zlib both ways, session sources, identity).
-//! - [`session`]: session ids and the per-session lock.
-//! - [`router`]: the route table (exact beats prefix, longest prefix wins).
-//! - [`perf`]: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
-//! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! In the order a request meets them, then what surrounds them. No module imports one that imports it
+//! back.
+//! - `front`: the HTTP front, one file per step of a request's path (its header is the list).
+//! - `session`: session ids and the per-session lock held around each mod call.
+//! - `body_cache`: compressed answers keyed by content and db-node identity (never stale).
+//! - `sandbox`: wasmtime: engine, compile cache, instances under limits, one glue file per WIT
+//!   interface.
+//! - `app`: [`App`], the state every request shares, and [`App::reload`].
+//! - `generation`: one set of mods in load order, the db their inits built, their routes.
+//! - `builtin`: the mods embedded in the binary.
+//! - [`server`]: boot (root, store, listener, first generation) and [`Server::run`].
+//! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
-//! - [`metrics`]: `/metrics`, per-route counters and latency histograms (Prometheus text format).
-//! - [`gamedb`]: a deterministic generator of SPT-shaped databases (`modhost gen-db`).
-//! - [`db`]: the game database engine (no wasmtime, no hyper).
-//! - [`store`]: the durable key/value engine (no wasmtime, no hyper).
-//! - [`mods`]: finding mods and reading `mod.toml` (with its `[grants]`).
-//! - [`inspect`]: each loaded mod's grants, limits and routes (`modhost mods`).
+//! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
+//! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
+//! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
-//! - [`plugin`]: wasmtime: engine, compile cache, instances under limits, the host side of `wit/`.
-//! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary) with a route and a test.
+//! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
+//! - [`client`]: the one-request HTTP client the tools use.
+//! - [`wire`]: the SPT wire's rules as pure functions (zlib both ways, identity).
+//!
+//! The library prints nothing: the binary (`src/bin/modhost/`) renders what it answers.
 
 mod app;
 mod body_cache;
 mod builtin;
 pub mod check;
 pub mod client;
-pub mod config;
+mod config;
 mod front;
-pub mod generation;
-pub mod metrics;
-pub mod perf;
-pub mod sandbox;
+mod generation;
+mod metrics;
+mod perf;
+mod sandbox;
 pub mod scaffold;
 pub mod server;
-pub mod session;
+mod session;
 pub mod status;
 pub mod testrun;
 pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
-pub use config::{Config, Limits};
+pub use config::{Config, HttpDeadlines, LimitOverrides, Limits};
 pub use front::wire;
-pub use generation::{LeftOut, LoadReport};
+pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
+pub use metrics::RouteStats;
+pub use sandbox::{CompileSource, LoadedMod, ModContext};
 pub use server::Server;

@@ -2,13 +2,13 @@
 //! that builds (`cargo build --release`) and tests (`cargo test --release`) as it is.
 //!
 //! The SDK is not on crates.io, and a mod author may have no modhost checkout and no network: the SDK's
-//! sources and modhost's `wit/` are embedded in this binary ([`SDK_FILES`]) and written into the project
+//! sources and modhost's `wit/` are embedded in this binary (`SDK_FILES`) and written into the project
 //! as `modhost-sdk/sdk/` and `modhost-sdk/wit/`, the same relative layout as in this repository, so the
 //! SDK's `wit_bindgen::generate!(path: "../wit")` resolves unchanged. Its `Cargo.toml` is generated with
 //! the dependency versions of this workspace's `[workspace.dependencies]` (read from the embedded root
 //! `Cargo.toml`), so the copy builds against what the SDK was tested with.
 //!
-//! Must not break: every file under `sdk/src/` and `wit/` is in [`SDK_FILES`] (a unit test lists the
+//! Must not break: every file under `sdk/src/` and `wit/` is in `SDK_FILES` (a unit test lists the
 //! directories), or a project gets an SDK that does not compile.
 
 use std::path::{Path, PathBuf};

@@ -47,7 +47,7 @@ impl SessionId {
 pub struct LockTimeout;
 
 /// Held while a handler runs for a session; dropping it lets the next request of that session in.
-pub type SessionGuard = OwnedMutexGuard<()>;
+pub(crate) type SessionGuard = OwnedMutexGuard<()>;
 
 /// The per-session locks.
 #[derive(Default, Debug)]

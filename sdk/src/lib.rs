@@ -18,6 +18,7 @@ pub use router::{Handler, InitFn, Router};
 
 /// The bindings generated from `wit/`. Not a stable API: use the modules of this crate instead.
 #[doc(hidden)]
+#[allow(clippy::too_many_arguments, reason = "wit-bindgen lowers a record into one argument per field")]
 pub mod wit {
     wit_bindgen::generate!({
         path: "../wit",

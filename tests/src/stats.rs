@@ -298,10 +298,12 @@ mod tests {
             if mask.count_ones() as usize != n {
                 continue;
             }
-            let (x, y): (Vec<(usize, f64)>, Vec<(usize, f64)>) =
-                pooled.iter().copied().enumerate().partition(|&(i, _)| mask & (1 << i) != 0);
-            let x: Vec<f64> = x.into_iter().map(|(_, v)| v).collect();
-            let y: Vec<f64> = y.into_iter().map(|(_, v)| v).collect();
+            let (x, y): (Vec<f64>, Vec<f64>) = {
+                let in_x = |i: usize| mask & (1 << i) != 0;
+                let x = pooled.iter().enumerate().filter(|&(i, _)| in_x(i)).map(|(_, &v)| v).collect();
+                let y = pooled.iter().enumerate().filter(|&(i, _)| !in_x(i)).map(|(_, &v)| v).collect();
+                (x, y)
+            };
             total += 1;
             if (u_by_pairs(&x, &y) - centre).abs() >= observed - 1e-9 {
                 hits += 1;

@@ -3,7 +3,7 @@
 
 /// The value of write `seq`: 4 KB for even, 84 KB for odd writes; a header line, then the body.
 pub fn value(seq: u64) -> Vec<u8> {
-    let len = if seq % 2 == 0 { 4 * 1024 } else { 84 * 1024 };
+    let len = if seq.is_multiple_of(2) { 4 * 1024 } else { 84 * 1024 };
     let body: Vec<u8> = (0..len).map(|i| b'a' + ((seq as usize + i * 7) % 26) as u8).collect();
     let mut out = format!("MODHOST len={len} seq={seq} sum={}\n", checksum(&body)).into_bytes();
     out.extend_from_slice(&body);

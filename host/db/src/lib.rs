@@ -164,7 +164,7 @@ impl Db {
     }
 
     /// Indexes every object of at least `min_bytes` of text in the current version (see
-    /// [`Node::warm`]); answers how many. A reload warms its new db before swapping it in.
+    /// `Node::warm`); answers how many. A reload warms its new db before swapping it in.
     pub fn warm(&self, min_bytes: usize) -> usize {
         self.snapshot().0.warm(min_bytes)
     }

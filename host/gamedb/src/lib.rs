@@ -80,7 +80,7 @@ fn item(n: u64) -> Value {
             "RagFairCommissionModifier": 1,
             "IsAlwaysAvailableForInsurance": false,
             "DiscardLimit": -1,
-            "Foldable": n % 7 == 0,
+            "Foldable": n.is_multiple_of(7),
             "MaxResource": 0,
             "Resource": 0,
             "DogTagQualities": false,

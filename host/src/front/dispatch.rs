@@ -93,7 +93,7 @@ async fn host_page(app: &App, request: &Request<Incoming>, served: &mut Served) 
     }
 }
 
-pub(super) fn header_str<'a>(request: &'a Request<Incoming>, name: impl header::AsHeaderName) -> Option<&'a str> {
+pub(super) fn header_str(request: &Request<Incoming>, name: impl header::AsHeaderName) -> Option<&str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 

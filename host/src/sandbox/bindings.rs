@@ -12,4 +12,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use self::modhost::plugin::types::{Chunk, MatchKind};
+pub(crate) use self::modhost::plugin::types::{Chunk, MatchKind};

@@ -18,7 +18,7 @@ use wasmtime_wasi::p2::bindings::Command;
 
 /// How a command's run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommandExit {
+pub(crate) enum CommandExit {
     /// It returned from `run` (0, or 1 for an error) or called `exit` with this code.
     Exited(i32),
     /// It trapped: a Rust panic on wasm32 aborts, which is a trap. The text is wasmtime's, with the
@@ -35,7 +35,7 @@ impl Runtime {
     ///
     /// Errors are for a component that cannot run at all (not a component, not a command, an import
     /// this host lacks); how the run itself ended is the [`CommandExit`].
-    pub async fn run_command(
+    pub(crate) async fn run_command(
         &self,
         wasm: &[u8],
         cx: Arc<ModContext>,

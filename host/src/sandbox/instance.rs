@@ -187,7 +187,7 @@ impl LoadedMod {
         &self,
         deadline: Duration,
         reusable: bool,
-        mut trace: Option<&mut Trace>,
+        trace: Option<&mut Trace>,
         f: impl AsyncFnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
@@ -211,7 +211,7 @@ impl LoadedMod {
         } else {
             Ok(f(&mut instance.store, &instance.plugin).await)
         };
-        if let (Some(trace), Some((checkout, call))) = (trace.as_deref_mut(), started) {
+        if let (Some(trace), Some((checkout, call))) = (trace, started) {
             let host = instance.store.data_mut().trace.take().unwrap_or_default();
             trace.add(Phase::Checkout, call - checkout);
             trace.add(Phase::Guest, call.elapsed().saturating_sub(host.host_calls()));

@@ -23,10 +23,11 @@ mod output;
 mod state;
 mod store;
 
-pub use bindings::{Chunk, Error as WitError, MatchKind as WitMatchKind, Request, Response, Route};
-pub use command::CommandExit;
+pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
+pub(crate) use command::CommandExit;
 pub use compile::CompileSource;
-pub use instance::{CallError, LoadedMod};
+pub(crate) use instance::CallError;
+pub use instance::LoadedMod;
 pub use state::ModContext;
 
 use crate::config::Limits;
@@ -38,7 +39,7 @@ use wasmtime::component::{HasSelf, Linker};
 use wasmtime::error::Context as _;
 
 /// The engine, the linker every mod is instantiated against, and the epoch ticker.
-pub struct Runtime {
+pub(crate) struct Runtime {
     engine: wasmtime::Engine,
     linker: Linker<CallState>,
     limits: Limits,
@@ -59,7 +60,7 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile).
-    pub fn new(limits: Limits, cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
+    pub(crate) fn new(limits: Limits, cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
         Ok(Self::build(limits, cache_dir)?)
     }
 
@@ -77,7 +78,7 @@ impl Runtime {
 
     /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`;
     /// `limits` are the ones the player set for it (within what the engine was built for).
-    pub fn load(
+    pub(crate) fn load(
         &self,
         wasm: &[u8],
         cx: Arc<ModContext>,

@@ -10,7 +10,7 @@
 //!   or the next boot after a crash, sees the whole old value or the whole new one. `durable` adds an
 //!   fsync of the temp before the rename and of the directory after it; an fsync error fails that
 //!   commit and is never retried (after a failed fsync the kernel may have dropped the dirty pages).
-//! - **One process**: [`RootLock`](lock) holds `<store>/.lock` while the store is open, so values can be
+//! - **One process**: `RootLock` (`lock.rs`) holds `<store>/.lock` while the store is open, so values can be
 //!   cached in memory and no one else's temp is ever removed as stale.
 //! - **Versions**: every value carries a version, fresh for each commit and unique across runs (the
 //!   high 32 bits are random per run), so `set_if_version` fails cleanly when another write came first.

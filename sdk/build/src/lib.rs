@@ -31,10 +31,19 @@ pub fn build(workspace: &Path, packages: &[&str], watch: &[&str]) -> Vec<(String
     }
     // Small components: no DWARF (the name section stays, so traps still name functions).
     cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false").env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
-    // Flags meant for the host build must not leak into the guest build.
-    for var in
-        ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"]
-    {
+    // Flags meant for the host build must not leak into the guest build; nor must clippy (under
+    // `cargo clippy` the workspace wrapper is clippy-driver): the guests are built, not linted, here,
+    // so a lint run and a test run share the same guest artifacts. CI lints the guests on their own.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CLIPPY_ARGS",
+        "CLIPPY_CONF_DIR",
+    ] {
         cmd.env_remove(var);
     }
     let status = cmd.status().unwrap_or_else(|e| panic!("could not run cargo to build the guests: {e}"));

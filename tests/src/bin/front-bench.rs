@@ -4,6 +4,7 @@
 //!    writers), as a fraction of the quiet run;
 //! 3. `/client/items` on a compressed-body cache hit: time to first byte and to the last, beside moving
 //!    the same bytes over loopback.
+//!
 //! Not a test: it prints tables. Run with
 //! `cargo run --release -p modhost-tests --bin front-bench -- [--modhost target/release/modhost] [--items 3000]`.
 

@@ -1,4 +1,4 @@
-use modhost::sandbox::CompileSource;
+use modhost::CompileSource;
 use modhost_tests::TestServer;
 use modhost_tests::client::{Call, send};
 use modhost_tests::guests;

@@ -267,6 +267,9 @@ async fn player(addr: SocketAddr) -> anyhow::Result<Player> {
 /// Answers are validated on the blocking pool while the next request runs (inflating and parsing
 /// megabytes of tables would otherwise pace the client, not the server); the round ends when every
 /// answer has passed.
+/// A request of a round: its endpoint, the call, and for a `Move` which item went where.
+type Planned = (Endpoint, Call, Option<(u32, u32)>);
+
 async fn round(
     wire: &mut Wire,
     player: &Player,
@@ -274,7 +277,7 @@ async fn round(
     moved: &mut u32,
     mut measured: Option<&mut Vec<Sample>>,
 ) -> anyhow::Result<()> {
-    let mut calls: Vec<(Endpoint, Call, Option<(u32, u32)>)> = Endpoint::ALL[..6]
+    let mut calls: Vec<Planned> = Endpoint::ALL[..6]
         .iter()
         .map(|&e| {
             let call = match e {
