@@ -1,0 +1,180 @@
+//! What the tree's layout promises, checked:
+//! - the engines (`modhost-db`, `-store`, `-routes`, `-mods`, `-gamedb`) know nothing of wasmtime,
+//!   hyper or tokio: none is in their normal dependency trees;
+//! - no module of a host crate imports one that imports it back;
+//! - one build serves `make run` (`cargo build -p modhost`) and `make test` (`cargo test`): every crate
+//!   the server builds gets the same features in both, so neither command rebuilds what the other built.
+//!
+//! Cargo unifies features per invocation: a feature that only a test's dev-dependency turns on (png
+//! turning on flate2's `default`, say) gives the server's dependencies a second variant, and the other
+//! command rebuilds wasmtime and half its tree. `host/Cargo.toml` turns those features on for the
+//! server too; this test fails, naming the crate and the features, when a dependency change brings a
+//! difference back.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace").to_owned()
+}
+
+/// Each package (`name vX.Y.Z`) the selection builds, with the feature sets it is built with (one per
+/// variant: a crate can be built for the target and again for build scripts and proc-macros).
+fn features(selection: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .current_dir(workspace())
+        .args(["tree", "--locked", "--prefix", "none", "-f", "{p}|{f}"])
+        .args(selection)
+        .output()
+        .expect("running cargo tree");
+    assert!(out.status.success(), "cargo tree {selection:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut all: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((package, features)) = line.trim_end_matches(" (*)").split_once('|') else { continue };
+        // `name vX.Y.Z (path)` for workspace crates: the name and version are the key.
+        let key = package.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        all.entry(key).or_default().insert(features.to_owned());
+    }
+    all
+}
+
+#[test]
+fn the_server_builds_its_dependencies_with_the_features_the_tests_build_them_with() {
+    let run = features(&["-p", "modhost", "-e", "normal,build"]);
+    let test = features(&["-e", "normal,build,dev"]);
+    assert!(
+        run.len() > 100 && run.keys().any(|p| p.starts_with("wasmtime v")),
+        "cargo tree listed too little: {run:?}"
+    );
+    let differ: Vec<String> = run
+        .iter()
+        .filter_map(|(package, sets)| {
+            let other = test.get(package)?;
+            (other != sets).then(|| format!("{package}: `make run` builds {sets:?}, `make test` builds {other:?}"))
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "these crates would be built twice, once per command; turn the missing features on in \
+         host/Cargo.toml (\"one build for `make run` and `make test`\"):\n{}",
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn the_engines_know_nothing_of_wasmtime_hyper_or_tokio() {
+    for engine in ["modhost-db", "modhost-store", "modhost-routes", "modhost-mods", "modhost-gamedb"] {
+        let tree = features(&["-p", engine, "-e", "normal"]);
+        assert!(tree.keys().any(|p| p.starts_with(&format!("{engine} v"))), "cargo tree did not list {engine}");
+        let runtime: Vec<&String> = tree
+            .keys()
+            .filter(|p| {
+                ["wasmtime", "hyper", "tokio"]
+                    .iter()
+                    .any(|r| p.starts_with(&format!("{r} v")) || p.starts_with(&format!("{r}-")))
+            })
+            .collect();
+        assert!(runtime.is_empty(), "{engine} depends on {runtime:?}: an engine must build and test without them");
+    }
+}
+
+/// The modules of one crate's `src/` and, for each, the sibling modules it names (`crate::x`, or
+/// `super::x` inside a folder). Comments are skipped; `lib.rs`, `main.rs` and `bin/` are the roots.
+fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "bin") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().to_string_lossy().into_owned();
+            if !rel.ends_with(".rs") || rel == "lib.rs" || rel == "main.rs" {
+                continue;
+            }
+            let text: String = std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .map(|line| line.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let named = |prefix: &str| -> BTreeSet<String> {
+                text.match_indices(prefix)
+                    .map(|(at, _)| {
+                        text[at + prefix.len()..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect()
+                    })
+                    .filter(|name: &String| !name.is_empty())
+                    .collect()
+            };
+            // A module is its top-level name (`front/answer.rs` is `front`), and inside a folder also
+            // its own name among its siblings (`front::answer`).
+            let parts: Vec<&str> = rel.trim_end_matches(".rs").split('/').collect();
+            let top = parts[0].to_owned();
+            graph.entry(top.clone()).or_default().extend(named("crate::").into_iter().filter(|m| *m != top));
+            if let [folder, module] = parts.as_slice()
+                && *module != "mod"
+            {
+                let siblings = named("super::").into_iter().chain(named(&format!("crate::{folder}::")));
+                let node = format!("{folder}::{module}");
+                graph
+                    .entry(node.clone())
+                    .or_default()
+                    .extend(siblings.filter(|m| m != module && m != "mod").map(|m| format!("{folder}::{m}")));
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle in `graph`, if there is one (depth-first search).
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut found = path[at..].to_vec();
+            found.push(node.to_owned());
+            return Some(found);
+        }
+        if !done.insert(node.to_owned()) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten().filter(|n| graph.contains_key(*n)) {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    // The checker itself: a cycle it must see.
+    let mut seeded = BTreeMap::new();
+    seeded.insert("a".to_owned(), BTreeSet::from(["b".to_owned()]));
+    seeded.insert("b".to_owned(), BTreeSet::from(["a".to_owned()]));
+    assert!(cycle(&seeded).is_some());
+
+    for krate in ["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb"] {
+        let graph = imports(&workspace().join(krate).join("src"));
+        // One-file crates (routes, gamedb) have no modules to cycle through.
+        assert!(krate != "host" || graph.len() > 10, "{krate}: too few modules found: {graph:?}");
+        if let Some(found) = cycle(&graph) {
+            panic!("{krate}: an import cycle: {}", found.join(" → "));
+        }
+    }
+}
