@@ -49,8 +49,9 @@ polyglot: setup-polyglot
 ## third of what a 2-core machine does (a regression of kind, not of noise). It prints the number.
 test: setup polyglot setup-browser
 	cargo test --release
-	@# `cargo test` built both binaries (integration tests need them); a separate `cargo build` would
-	@# unify features differently and rebuild half the dependencies (3.5 minutes on 2 cores).
+	@# The benchmarks are not a default member; their build shares every dependency with the test
+	@# build (tests/tests/layout.rs keeps the features equal), so this compiles the bench crate alone.
+	cargo build --release -p modhost-benches
 	test -x target/release/modhost && test -x target/release/modhost-bench && test -x target/release/wrap-core
 	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
@@ -75,10 +76,10 @@ example-hello: setup
 
 ## bench: the client's mix at 3000 templates on one kept-alive connection, with the per-phase table.
 bench: build
-	cargo build --release -p modhost-tests --bin modhost-bench
+	cargo build --release -p modhost-benches --bin modhost-bench
 	target/release/modhost-bench --items 3000 --keepalive --perf --report target/modhost-bench.html
 
 ## bench-wrk: raw hyper vs a trivial mod route (fresh instances, reuse) under wrk; prints a table.
 bench-wrk: build
-	cargo build --release -p modhost-tests --bin hyper-hello
+	cargo build --release -p modhost-benches --bin hyper-hello
 	bash tests/bench/wrk.sh

@@ -40,21 +40,29 @@ fn features(selection: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     all
 }
 
-#[test]
-fn the_server_builds_its_dependencies_with_the_features_the_tests_build_them_with() {
-    let run = features(&["-p", "modhost", "-e", "normal,build"]);
-    let test = features(&["-e", "normal,build,dev"]);
+/// The packages `selection` builds with other features than the test build (`test`) gives them.
+fn differences(selection: &[&str], test: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let built = features(selection);
     assert!(
-        run.len() > 100 && run.keys().any(|p| p.starts_with("wasmtime v")),
-        "cargo tree listed too little: {run:?}"
+        built.len() > 100 && built.keys().any(|p| p.starts_with("wasmtime v")),
+        "cargo tree listed too little: {built:?}"
     );
-    let differ: Vec<String> = run
+    built
         .iter()
         .filter_map(|(package, sets)| {
             let other = test.get(package)?;
-            (other != sets).then(|| format!("{package}: `make run` builds {sets:?}, `make test` builds {other:?}"))
+            (other != sets).then(|| format!("{package}: {selection:?} builds {sets:?}, `cargo test` builds {other:?}"))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_server_and_the_benchmarks_build_their_dependencies_with_the_features_the_tests_build_them_with() {
+    let test = features(&["-e", "normal,build,dev"]);
+    let mut differ = differences(&["-p", "modhost", "-e", "normal,build"], &test);
+    differ.extend(differences(&["-p", "modhost-benches", "-e", "normal,build"], &test));
+    // `cargo run -p modhost-tests --bin wrap-core`, how a C mod is wrapped (docs/mods-c.md).
+    differ.extend(differences(&["-p", "modhost-tests", "-e", "normal,build"], &test));
     assert!(
         differ.is_empty(),
         "these crates would be built twice, once per command; turn the missing features on in \

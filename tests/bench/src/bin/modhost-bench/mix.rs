@@ -8,10 +8,10 @@
 
 use anyhow::{Context as _, bail, ensure};
 use indicatif::ProgressBar;
-use modhost_tests::adversary;
+use modhost_benches::adversary;
+use modhost_gamedb::{self as gamedb, ROUBLES};
 use modhost_tests::child::ServeChild;
 use modhost_tests::client::{Call, Client, Reply};
-use modhost_tests::gamedb::{self, ROUBLES};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::Path;

@@ -1,11 +1,11 @@
 //! The db engine's benchmark: a table of what each operation costs on generated SPT databases of about
-//! 50 KB, 5 MB, 17 MB and 41 MB (`modhost_tests::gamedb`). Not a test: it asserts nothing and prints
+//! 50 KB, 5 MB, 17 MB and 41 MB (`modhost_gamedb`). Not a test: it asserts nothing and prints
 //! medians. Each size runs in a fresh child process, so its resident memory is its own.
 //!
-//! Run with `cargo run --release -p modhost-tests --bin db-bench` (`-- 30 3000` to choose item counts).
+//! Run with `cargo run --release -p modhost-benches --bin db-bench` (`-- 30 3000` to choose item counts).
 
 use modhost_db::Db;
-use modhost_tests::gamedb;
+use modhost_gamedb as gamedb;
 use std::time::{Duration, Instant};
 
 fn median(mut samples: Vec<Duration>) -> Duration {

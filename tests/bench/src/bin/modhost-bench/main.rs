@@ -6,16 +6,16 @@
 //! and 003). `--scenario` runs the mix beside misbehaving clients; `--perf` prints the server's time
 //! per phase; `--report FILE` writes an HTML page with the latency distributions.
 //!
-//! Not a test: it prints tables. `cargo run --release -p modhost-tests --bin modhost-bench -- --help`.
+//! Not a test: it prints tables. `cargo run --release -p modhost-benches --bin modhost-bench -- --help`.
 
 mod mix;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use mix::{Endpoint, Options, Pass, Run};
+use modhost_benches::report::{self, Plot, Report, Series, Table};
+use modhost_benches::stats::{self, mann_whitney, median, summarize};
 use modhost_tests::child::sibling_modhost;
-use modhost_tests::report::{self, Plot, Report, Series, Table};
-use modhost_tests::stats::{self, mann_whitney, median, summarize};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -88,7 +88,7 @@ async fn main() -> anyhow::Result<()> {
     let scenarios: Vec<String> = match args.scenario.as_str() {
         "all" => ["quiet"]
             .iter()
-            .chain(modhost_tests::adversary::KINDS.iter())
+            .chain(modhost_benches::adversary::KINDS.iter())
             .chain(&[mix::RELOADING])
             .map(|s| s.to_string())
             .collect(),
@@ -96,9 +96,9 @@ async fn main() -> anyhow::Result<()> {
     };
     for s in &scenarios {
         anyhow::ensure!(
-            s == "quiet" || s == mix::RELOADING || modhost_tests::adversary::KINDS.contains(&s.as_str()),
+            s == "quiet" || s == mix::RELOADING || modhost_benches::adversary::KINDS.contains(&s.as_str()),
             "unknown scenario `{s}`; known: quiet, {}, reloading, all",
-            modhost_tests::adversary::KINDS.join(", ")
+            modhost_benches::adversary::KINDS.join(", ")
         );
     }
     let opts = Options {
@@ -108,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         keepalive: args.keepalive,
         perf: args.perf,
     };
-    let db = modhost_tests::gamedb::database(args.items).to_string().into_bytes();
+    let db = modhost_gamedb::database(args.items).to_string().into_bytes();
     if let Some(label) = &args.label {
         println!("label: {label}");
     }

@@ -6,9 +6,9 @@
 //!    the same bytes over loopback.
 //!
 //! Not a test: it prints tables. Run with
-//! `cargo run --release -p modhost-tests --bin front-bench -- [--modhost target/release/modhost] [--items 3000]`.
+//! `cargo run --release -p modhost-benches --bin front-bench -- [--modhost target/release/modhost] [--items 3000]`.
 
-use modhost_tests::adversary;
+use modhost_benches::adversary;
 use modhost_tests::child::{ServeChild, sibling_modhost};
 use modhost_tests::client::{Call, Client};
 use std::net::SocketAddr;
@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
     let modhost = arg("--modhost").map(std::path::PathBuf::from).map_or_else(sibling_modhost, Ok)?;
     let items: u64 = arg("--items").map(|s| s.parse()).transpose()?.unwrap_or(3000);
     let root = tempfile::tempdir()?;
-    std::fs::write(root.path().join("db.json"), modhost_tests::gamedb::database(items).to_string())?;
+    std::fs::write(root.path().join("db.json"), modhost_gamedb::database(items).to_string())?;
     let server = ServeChild::spawn(&modhost, root.path(), &[])?;
     run(server.addr, server.pid()).await
 }

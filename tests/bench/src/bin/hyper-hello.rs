@@ -2,7 +2,7 @@
 //! built the way modhost's front is (tokio multi-thread runtime, http1 with a timer, keep-alive), so the
 //! difference in a benchmark is what modhost adds: routing, sessions, the wasm call, the envelope.
 //!
-//! Run with `cargo run --release -p modhost-tests --bin hyper-hello -- <port>`.
+//! Run with `cargo run --release -p modhost-benches --bin hyper-hello -- <port>`.
 
 use bytes_body::full;
 use hyper::server::conn::http1;

@@ -3,7 +3,7 @@
 //! directory), measured in the same run, alternating in rounds; and a `get` of a cached value. Not a
 //! test: it prints medians (and min-max over rounds).
 //!
-//! Run with `cargo run --release -p modhost-tests --bin store-bench`.
+//! Run with `cargo run --release -p modhost-benches --bin store-bench`.
 
 use modhost_store::Store;
 use std::fs::{File, OpenOptions};
