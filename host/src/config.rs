@@ -34,8 +34,9 @@ pub struct Config {
     pub limits: Limits,
     /// Deadlines of the HTTP front.
     pub http: HttpDeadlines,
-    /// Limits the player set for single mods (`[mods.<id>]` in `<root>/modhost.toml`).
-    pub per_mod: BTreeMap<String, LimitOverrides>,
+    /// The limits of the mods the player set apart (`[mods.<id>]` in `<root>/modhost.toml`), checked
+    /// and applied over [`Config::limits`] when the file was taken.
+    pub per_mod: BTreeMap<String, Limits>,
 }
 
 /// Limits the player sets in `<root>/modhost.toml`: `[limits]` for every mod, `[mods.<id>]` for one.
@@ -79,26 +80,59 @@ pub struct PlayerFile {
     pub limits: LimitOverrides,
     /// For one mod each, by id.
     #[serde(default)]
-    pub mods: BTreeMap<String, LimitOverrides>,
+    pub mods: BTreeMap<modhost_mods::ModId, LimitOverrides>,
+}
+
+/// A limit in `modhost.toml` out of its range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value}: must be {range}")]
+pub struct LimitError {
+    /// The key, as the player writes it.
+    pub key: &'static str,
+    /// The value the player wrote.
+    pub value: u64,
+    /// The range it must be in, and what sets the range.
+    pub range: String,
+}
+
+/// Why the player's `modhost.toml` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayerFileError {
+    /// Not TOML, or a key that does not exist (a misspelt limit is an error, never ignored).
+    #[error("modhost.toml: {0}")]
+    Syntax(String),
+    /// A limit out of its range, in table `[limits]` or `[mods.<id>]`.
+    #[error("[{table}] {error}")]
+    Limit {
+        /// `limits` or `mods.<id>`.
+        table: String,
+        /// Which limit, and its range.
+        error: LimitError,
+    },
 }
 
 impl LimitOverrides {
     /// `limits` with these overrides, checked against what the engine was built for (`pool`).
-    pub fn apply(&self, limits: &Limits, pool: &Limits) -> Result<Limits, String> {
+    pub fn apply(&self, limits: &Limits, pool: &Limits) -> Result<Limits, LimitError> {
         let mut out = limits.clone();
         if let Some(mib) = self.memory_mib {
             if mib == 0 || mib << 20 > pool.memory_bytes {
-                return Err(format!("memory_mib = {mib}: must be 1 to {} (--mod-memory-mib)", pool.memory_bytes >> 20));
+                let range = format!("1 to {} (--mod-memory-mib)", pool.memory_bytes >> 20);
+                return Err(LimitError { key: "memory_mib", value: mib as u64, range });
             }
             out.memory_bytes = mib << 20;
         }
         if let Some(n) = self.instances {
             if n == 0 || n > pool.max_instances {
-                return Err(format!("instances = {n}: must be 1 to {} (--max-instances)", pool.max_instances));
+                let range = format!("1 to {} (--max-instances)", pool.max_instances);
+                return Err(LimitError { key: "instances", value: n.into(), range });
             }
             out.mod_instances = n;
         }
-        let positive = |name: &str, v: u64| if v == 0 { Err(format!("{name} must be at least 1")) } else { Ok(v) };
+        let positive = |key: &'static str, value: u64| match value {
+            0 => Err(LimitError { key, value, range: "at least 1".to_owned() }),
+            _ => Ok(value),
+        };
         if let Some(ms) = self.call_timeout_ms {
             out.call_deadline = Duration::from_millis(positive("call_timeout_ms", ms)?);
         }
@@ -113,7 +147,8 @@ impl LimitOverrides {
         }
         if let Some(n) = self.table_elements {
             if n > pool.table_elements {
-                return Err(format!("table_elements = {n}: must be at most {}", pool.table_elements));
+                let range = format!("at most {}", pool.table_elements);
+                return Err(LimitError { key: "table_elements", value: n as u64, range });
             }
             out.table_elements = n;
         }
@@ -126,8 +161,8 @@ impl LimitOverrides {
 
 impl PlayerFile {
     /// Parses `modhost.toml` text; unknown keys are errors, so a misspelt limit is never ignored.
-    pub fn parse(text: &str) -> Result<PlayerFile, String> {
-        toml::from_str(text).map_err(|e| format!("modhost.toml: {e}"))
+    pub fn parse(text: &str) -> Result<PlayerFile, PlayerFileError> {
+        toml::from_str(text).map_err(|e| PlayerFileError::Syntax(e.to_string()))
     }
 }
 
@@ -241,22 +276,19 @@ impl Config {
     }
 
     /// Takes the player's file: `[limits]` changes every mod's, `[mods.<id>]` one mod's.
-    pub fn apply_player_file(&mut self, file: &PlayerFile) -> Result<(), String> {
-        self.limits = file.limits.apply(&self.limits, &self.limits).map_err(|e| format!("[limits] {e}"))?;
+    pub fn apply_player_file(&mut self, file: &PlayerFile) -> Result<(), PlayerFileError> {
+        let table = |table: String| move |error| PlayerFileError::Limit { table, error };
+        self.limits = file.limits.apply(&self.limits, &self.limits).map_err(table("limits".to_owned()))?;
         for (id, overrides) in &file.mods {
-            overrides.apply(&self.limits, &self.limits).map_err(|e| format!("[mods.{id}] {e}"))?;
-            self.per_mod.insert(id.clone(), overrides.clone());
+            let limits = overrides.apply(&self.limits, &self.limits).map_err(table(format!("mods.{id}")))?;
+            self.per_mod.insert(id.to_string(), limits);
         }
         Ok(())
     }
 
     /// The limits mod `id` runs under.
     pub fn limits_for(&self, id: &str) -> Limits {
-        match self.per_mod.get(id) {
-            // Checked when the file was taken.
-            Some(overrides) => overrides.apply(&self.limits, &self.limits).unwrap_or_else(|_| self.limits.clone()),
-            None => self.limits.clone(),
-        }
+        self.per_mod.get(id).unwrap_or(&self.limits).clone()
     }
 }
 
@@ -281,12 +313,14 @@ mod tests {
 
     #[test]
     fn a_bad_file_says_what_and_where() {
-        assert!(PlayerFile::parse("[limits]\nmemory_mb = 3").unwrap_err().contains("memory_mb"));
+        assert!(PlayerFile::parse("[limits]\nmemory_mb = 3").unwrap_err().to_string().contains("memory_mb"));
         let mut config = Config::new("r");
         let too_big = PlayerFile::parse("[mods.x]\nmemory_mib = 4096").unwrap();
-        let e = config.apply_player_file(&too_big).unwrap_err();
+        let e = config.apply_player_file(&too_big).unwrap_err().to_string();
         assert!(e.contains("[mods.x]") && e.contains("--mod-memory-mib"), "{e}");
+        let e = PlayerFile::parse("[mods.\"Not/A-Mod\"]\nmemory_mib = 3").unwrap_err().to_string();
+        assert!(e.contains("is not a mod id"), "{e}");
         let zero = PlayerFile::parse("[limits]\ncall_timeout_ms = 0").unwrap();
-        assert!(config.apply_player_file(&zero).unwrap_err().contains("call_timeout_ms"));
+        assert!(config.apply_player_file(&zero).unwrap_err().to_string().contains("call_timeout_ms"));
     }
 }

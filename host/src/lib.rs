@@ -29,6 +29,8 @@
 //!
 //! The library prints nothing: the binary (`src/bin/modhost/`) renders what it answers.
 
+#![warn(missing_docs)]
+
 mod app;
 mod body_cache;
 mod builtin;

@@ -94,9 +94,10 @@ pub struct RouteStats {
     pub errors: u64,
     /// Mean time from head to answer, in milliseconds.
     pub mean_ms: f64,
-    /// The median and the 99th percentile are at most these (`le`, as Prometheus says): the upper
-    /// bound of the histogram bucket they fall in, in milliseconds; `None` past the last bucket (10 s).
+    /// The median is at most this (`le`, as Prometheus says): the upper bound of the histogram bucket
+    /// it falls in, in milliseconds; `None` past the last bucket (10 s).
     pub p50_le_ms: Option<f64>,
+    /// The 99th percentile, the same way.
     pub p99_le_ms: Option<f64>,
 }
 

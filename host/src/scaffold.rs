@@ -77,13 +77,25 @@ const KEYWORDS: &str = "as async await break const continue crate dyn else enum 
 pub enum ScaffoldError {
     /// The name is not usable as a mod id and a Cargo package name.
     #[error("`{name}` cannot name a mod: {why}")]
-    BadName { name: String, why: String },
+    BadName {
+        /// The name given.
+        name: String,
+        /// Why it cannot be used.
+        why: String,
+    },
     /// The target directory exists and holds files.
     #[error("{} already exists and is not empty; choose another name or --dir", .0.display())]
     NotEmpty(PathBuf),
     /// Reading or writing the filesystem failed.
     #[error("{op} {}: {source}", path.display())]
-    Io { op: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        /// What was being done (`creating`, `writing`…).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// The embedded workspace manifest lacks what the SDK's `Cargo.toml` needs: a build of modhost
     /// from a broken tree, never the user's doing.
     #[error("this modhost was built without the SDK's dependency versions: {0}")]

@@ -18,6 +18,8 @@
 //! every check that can refuse a patch runs before the new root is published, so a refused patch
 //! changes nothing. Recursion over anything a mod sent is bounded by [`MAX_DEPTH`].
 
+#![warn(missing_docs)]
+
 mod node;
 mod patch;
 mod scan;
@@ -38,16 +40,36 @@ pub const MAX_DEPTH: usize = 128;
 pub enum DbError {
     /// Nothing at this path.
     #[error("no value at `{path}`{detail}")]
-    NotFound { path: String, detail: String },
+    NotFound {
+        /// The path, as the call named it.
+        path: String,
+        /// What is there instead, when that helps.
+        detail: String,
+    },
     /// The path itself is malformed, or too deep.
     #[error("bad path `{path}`: {reason}")]
-    BadPath { path: String, reason: String },
+    BadPath {
+        /// The path, as the call named it.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The value exists but is the wrong kind for this call.
     #[error("`{path}` {reason}")]
-    WrongKind { path: String, reason: String },
+    WrongKind {
+        /// The path, as the call named it.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The patch text is not JSON.
     #[error("the patch for `{path}` is not valid JSON: {reason}")]
-    BadJson { path: String, reason: String },
+    BadJson {
+        /// The path, as the call named it.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
 }
 
 /// Why `db.json` could not be loaded.
@@ -55,19 +77,42 @@ pub enum DbError {
 pub enum LoadError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// The file is not a JSON document (the message has line and column).
     #[error("{path} is not valid JSON: {source}")]
-    Parse { path: String, source: serde_json::Error },
+    Parse {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: serde_json::Error,
+    },
     /// The document is valid JSON but not an object.
     #[error("{path} must hold a JSON object at the top level")]
-    NotAnObject { path: String },
+    NotAnObject {
+        /// The file.
+        path: String,
+    },
     /// The document holds bytes that are not UTF-8.
     #[error("{path} is not UTF-8 (at byte {offset})")]
-    NotUtf8 { path: String, offset: usize },
+    NotUtf8 {
+        /// The file.
+        path: String,
+        /// The first byte that is not UTF-8.
+        offset: usize,
+    },
     /// Offsets inside the tree are 32-bit.
     #[error("{path} is {len} bytes; the limit is 4 GiB")]
-    TooLarge { path: String, len: usize },
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The size, in bytes.
+        len: usize,
+    },
 }
 
 /// One immutable version of the document.

@@ -349,6 +349,34 @@ mod properties {
                 prop_assert_eq!(String::from_utf8(text.to_vec()).unwrap(), model[key].to_string());
             }
         }
+
+        /// The hand-written scanner against serde_json on any layout of the same document: compact,
+        /// and pretty with an indent of random whitespace (so members sit after spaces, tabs, CRs and
+        /// newlines). Every member two levels down reads as the value serde_json reads there. The
+        /// coverage-guided version, on arbitrary bytes, is `tests/fuzz` `db_scan`.
+        #[test]
+        fn scanning_agrees_with_serde_json_on_any_layout(
+            doc in document(),
+            indent in prop::collection::vec(prop::sample::select(vec![b' ', b'\t', b'\n', b'\r']), 0..4),
+        ) {
+            use serde::Serialize as _;
+            let mut pretty = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(&indent);
+            doc.serialize(&mut serde_json::Serializer::with_formatter(&mut pretty, formatter)).unwrap();
+            for text in [doc.to_string().into_bytes(), pretty] {
+                let d = Db::from_text(text).unwrap();
+                for (name, member) in doc.as_object().unwrap() {
+                    if name.is_empty() { continue; }
+                    let read: Value = serde_json::from_slice(&d.get(&join_path(&[name])).unwrap()).unwrap();
+                    prop_assert_eq!(&read, member);
+                    for (inner, value) in member.as_object().into_iter().flatten() {
+                        let at = join_path(&[name, inner]);
+                        let read: Value = serde_json::from_slice(&d.get(&at).unwrap()).unwrap();
+                        prop_assert_eq!(&read, value, "at {}", at);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //!
 //! About 1.7 KB of document per item: 30 items ≈ 50 KB, 3000 ≈ 5 MB, 10 000 ≈ 17 MB, 24 000 ≈ 41 MB.
 
+#![warn(missing_docs)]
 // Whole item templates are built with one `json!` each, deeper than the default macro limit.
 #![recursion_limit = "256"]
 

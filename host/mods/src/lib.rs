@@ -5,6 +5,8 @@
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
 //! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
+#![warn(missing_docs)]
+
 mod grants;
 mod id;
 mod manifest;

@@ -7,6 +7,8 @@
 //! `Router` matches the same way inside a mod; a test in `modhost-tests` checks the two agree. This
 //! crate knows nothing of wasmtime or hyper: the value stored per route is generic.
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 
 /// How a route claims paths.
@@ -23,16 +25,40 @@ pub enum MatchKind {
 pub enum RouteError {
     /// Two mods claim the same route with the same kind.
     #[error("route `{route}` ({kind:?}) is claimed by both `{first}` and `{second}`")]
-    Conflict { route: String, kind: MatchKind, first: String, second: String },
+    Conflict {
+        /// The route, as claimed.
+        route: String,
+        /// Exact or prefix.
+        kind: MatchKind,
+        /// The mod that claimed it first.
+        first: String,
+        /// The mod that claimed it again.
+        second: String,
+    },
     /// A mod claims more than [`MAX_ROUTES_PER_OWNER`] routes.
     #[error("`{owner}` claims {count} routes; the limit is {MAX_ROUTES_PER_OWNER}")]
-    TooMany { owner: String, count: usize },
+    TooMany {
+        /// The mod that claimed it.
+        owner: String,
+        /// How many routes it claims.
+        count: usize,
+    },
     /// The route does not start with `/` or holds a query.
     #[error("route `{route}` of `{owner}` is malformed: it must start with `/` and hold no `?`")]
-    Malformed { route: String, owner: String },
+    Malformed {
+        /// The route, as claimed.
+        route: String,
+        /// The mod that claimed it.
+        owner: String,
+    },
     /// The route is under a path the host answers itself.
     #[error("route `{route}` of `{owner}` is reserved: the host answers /metrics and /modhost/ itself")]
-    Reserved { route: String, owner: String },
+    Reserved {
+        /// The route, as claimed.
+        route: String,
+        /// The mod that claimed it.
+        owner: String,
+    },
 }
 
 /// The result of a lookup.

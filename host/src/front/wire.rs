@@ -23,7 +23,10 @@ pub enum InflateError {
     Corrupt(String),
     /// It inflates to more than the limit.
     #[error("the request body inflates to more than {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 /// The body as a handler sees it: inflated when it looks like zlib, passed through when it does not
@@ -203,5 +206,34 @@ mod tests {
         assert!(wants_identity(Some("gzip, Identity;q=1")));
         assert!(!wants_identity(Some("identity, deflate")));
         assert!(!wants_identity(Some("deflate")));
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            /// Any bytes behind a zlib header (so inflating is tried) and any limit: no panic, and never
+            /// more than the limit. The coverage-guided version is `tests/fuzz` `wire_inflate`.
+            #[test]
+            fn inflating_any_bytes_is_bounded(tail in prop::collection::vec(any::<u8>(), 0..512), limit in 0usize..4096) {
+                let mut body = vec![0x78, 0x9c];
+                body.extend_from_slice(&tail);
+                if let Ok(Some(out)) = inflate_body(&body, limit) {
+                    prop_assert!(out.len() <= limit);
+                }
+            }
+
+            /// What the host deflates inflates back, within a limit at least its size, and is refused
+            /// as too large under a smaller one.
+            #[test]
+            fn deflate_then_inflate_round_trips(payload in prop::collection::vec(any::<u8>(), 1..4096), spare in 0usize..64) {
+                let zlib = deflate(&payload);
+                prop_assert_eq!(inflate_body(&zlib, payload.len() + spare), Ok(Some(payload.clone())));
+                prop_assert_eq!(inflate_body(&zlib, payload.len() - 1), Err(InflateError::TooLarge { limit: payload.len() - 1 }));
+            }
+        }
     }
 }

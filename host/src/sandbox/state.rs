@@ -30,9 +30,9 @@ pub struct ModContext {
     pub store: Arc<Store>,
     /// What it may change beyond its own store namespace.
     pub grants: Grants,
-    /// Calls refused for want of a grant, and the largest linear memory an instance asked for:
-    /// what `modhost check` reports per route.
+    /// Calls refused for want of a grant: what `modhost check` reports per route.
     pub denials: AtomicU64,
+    /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
 }
 

@@ -21,6 +21,8 @@
 //! not exist. Any other failure to read is [`StoreError::Unreadable`], never cached, so a mod never
 //! mistakes a profile it could not read for one never written.
 
+#![warn(missing_docs)]
+
 mod io;
 mod lock;
 
@@ -56,20 +58,49 @@ const STRIPES: usize = 64;
 pub enum StoreError {
     /// The key or namespace breaks the key rules; it was refused, not rewritten.
     #[error("bad key `{key}`: {reason}")]
-    InvalidKey { key: String, reason: &'static str },
+    InvalidKey {
+        /// The key, as the caller named it.
+        key: String,
+        /// Why, in words.
+        reason: &'static str,
+    },
     /// The value is over [`MAX_VALUE_BYTES`].
     #[error("the value for `{key}` is {len} bytes; the limit is {MAX_VALUE_BYTES}")]
-    TooLarge { key: String, len: usize },
+    TooLarge {
+        /// The key, as the caller named it.
+        key: String,
+        /// The size, in bytes.
+        len: usize,
+    },
     /// The key exists but could not be read. Not the same as missing.
     #[error("`{key}` exists but could not be read: {source}")]
-    Unreadable { key: String, source: std::io::Error },
+    Unreadable {
+        /// The key, as the caller named it.
+        key: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// `set_if_version` found another version: another write came first. Nothing was written.
     #[error("`{key}` was changed by another write: it is at {found}, not {expected}")]
-    Conflict { key: String, expected: String, found: String },
+    Conflict {
+        /// The key, as the caller named it.
+        key: String,
+        /// The version the write expected.
+        expected: String,
+        /// The version the store holds.
+        found: String,
+    },
     /// A write, delete or listing failed. Nothing was changed, except when only the final directory
     /// sync of a durable commit failed: then the message says the new value is in place.
     #[error("could not {op} `{key}`: {source}")]
-    Io { op: &'static str, key: String, source: std::io::Error },
+    Io {
+        /// What was being done (`write`, `delete`, `list`…).
+        op: &'static str,
+        /// The key, as the caller named it.
+        key: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// The store could not be opened.
     #[error(transparent)]
     Lock(#[from] LockError),

@@ -19,10 +19,20 @@ pub(crate) struct RootLock {
 pub enum LockError {
     /// Another process holds the lock.
     #[error("the store in {dir} is in use by process {holder} (another modhost?); stop it first")]
-    Held { dir: String, holder: String },
+    Held {
+        /// The store's directory.
+        dir: String,
+        /// The process the lock file names.
+        holder: String,
+    },
     /// The lock file could not be opened or locked.
     #[error("cannot lock the store in {dir}: {source}")]
-    Io { dir: String, source: io::Error },
+    Io {
+        /// The store's directory.
+        dir: String,
+        /// The underlying error.
+        source: io::Error,
+    },
 }
 
 impl RootLock {
