@@ -15,7 +15,7 @@
 //!    stable from boot to boot. A cycle refuses the mods on it (the sentence shows the cycle and each
 //!    edge's reason), their dependents follow by step 2, and ordering starts again without them.
 //!
-//! Pure: no I/O, no wasmtime. `server.rs` loads the result in order.
+//! Pure: no I/O, no wasmtime. The server (`modhost`'s `generation.rs`) loads the result in order.
 
 use super::Manifest;
 use semver::Version;

@@ -39,13 +39,20 @@ pub(super) struct Deadlines {
     pub(super) write_stall: Duration,
 }
 
-/// Where a connection is, shared between the stream and the request handler.
+/// Where a connection is, shared between the stream and the request handler: the phase the deadlines
+/// follow, and, with `--perf` only, the timing of what only the stream sees ([`WireTiming`]).
 #[derive(Debug, Default)]
 pub(super) struct ConnPhase {
     state: AtomicU8,
-    /// `--perf` only: when the current head's first byte arrived (ns since [`anchor`], 0 = unknown),
-    /// and the route of the last answer with when it was ready, until its last byte is written.
-    perf: Option<Arc<Perf>>,
+    timing: Option<WireTiming>,
+}
+
+/// `--perf` only: when the current head's first byte arrived (ns since [`anchor`], 0 = unknown), and
+/// the route of the last answer with when it was ready, until its last byte is written. Kept apart
+/// from the phase: the deadlines never read it, and without `--perf` it does not exist.
+#[derive(Debug)]
+struct WireTiming {
+    perf: Arc<Perf>,
     head_started: AtomicU64,
     answered: Mutex<Option<(String, std::time::Instant)>>,
 }
@@ -59,15 +66,17 @@ fn anchor() -> std::time::Instant {
 impl ConnPhase {
     /// A connection's phase; with `perf`, its heads and answers are timed.
     pub(super) fn new(perf: Option<Arc<Perf>>) -> ConnPhase {
-        ConnPhase { perf, ..ConnPhase::default() }
+        let timing =
+            perf.map(|perf| WireTiming { perf, head_started: AtomicU64::new(0), answered: Mutex::new(None) });
+        ConnPhase { state: AtomicU8::new(IDLE), timing }
     }
 
     /// A request's head is complete: its handler runs. Answers how long the head took to arrive
     /// (with `--perf`, when its first byte was seen).
     pub(super) fn busy(&self) -> Option<std::time::Duration> {
         self.state.store(BUSY, Ordering::Relaxed);
-        self.perf.as_ref()?;
-        let started = self.head_started.swap(0, Ordering::Relaxed).checked_sub(1)?;
+        let timing = self.timing.as_ref()?;
+        let started = timing.head_started.swap(0, Ordering::Relaxed).checked_sub(1)?;
         let started = anchor() + std::time::Duration::from_nanos(started);
         Some(std::time::Instant::now().saturating_duration_since(started))
     }
@@ -79,27 +88,27 @@ impl ConnPhase {
 
     /// With `--perf`: the answer of `route` is ready; its sending is timed from now.
     pub(super) fn answered(&self, route: &str) {
-        if self.perf.is_some() {
-            *self.answered.lock().unwrap_or_else(PoisonError::into_inner) =
+        if let Some(timing) = &self.timing {
+            *timing.answered.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some((route.to_owned(), std::time::Instant::now()));
         }
     }
 
     fn head_started(&self, at: Instant) {
-        if self.perf.is_some() {
+        if let Some(timing) = &self.timing {
             let nanos = at.into_std().saturating_duration_since(anchor()).as_nanos();
-            self.head_started.store(u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1, Ordering::Relaxed);
+            timing.head_started.store(u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1, Ordering::Relaxed);
         }
     }
 
     /// Reports the last answer's sending, which ended with the last write.
     fn sent(&self, last_write: Option<Instant>) {
-        let Some(perf) = &self.perf else { return };
-        let answered = self.answered.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(timing) = &self.timing else { return };
+        let answered = timing.answered.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let (Some((route, ready)), Some(written)) = (answered, last_write) {
             let written = written.into_std();
             if written >= ready {
-                perf.record_late(&route, Phase::Send, written - ready);
+                timing.perf.record_late(&route, Phase::Send, written - ready);
             }
         }
     }
