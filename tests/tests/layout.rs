@@ -112,13 +112,26 @@ fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 .map(|line| line.split("//").next().unwrap_or(""))
                 .collect::<Vec<_>>()
                 .join("\n");
+            // `crate::x`, `crate::x::y`, and each item of `crate::{x, y::z}`.
             let named = |prefix: &str| -> BTreeSet<String> {
-                text.match_indices(prefix)
-                    .map(|(at, _)| {
-                        text[at + prefix.len()..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect()
-                    })
-                    .filter(|name: &String| !name.is_empty())
-                    .collect()
+                let word = |rest: &str| -> String {
+                    rest.trim_start().chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect()
+                };
+                let mut names = BTreeSet::new();
+                for (at, _) in text.match_indices(prefix) {
+                    let rest = &text[at + prefix.len()..];
+                    match rest.strip_prefix('{') {
+                        Some(group) => {
+                            let group = &group[..group.find('}').unwrap_or(group.len())];
+                            names.extend(group.split(',').map(word));
+                        }
+                        None => {
+                            names.insert(word(rest));
+                        }
+                    }
+                }
+                names.retain(|name| !name.is_empty() && name != "self");
+                names
             };
             // A module is its top-level name (`front/answer.rs` is `front`), and inside a folder also
             // its own name among its siblings (`front::answer`).

@@ -39,7 +39,7 @@ pub(super) async fn respond(
         }
         Some(HostPath::Pages) => (host_page(app, &request, &mut served).await, true),
         None => {
-            let identity = wire::wants_identity(header_str(&request, header::ACCEPT_ENCODING));
+            let identity = wire::wants_identity(request::header_str(&request, header::ACCEPT_ENCODING));
             match call_mod(app, request, &mut served, trace.as_mut()).await {
                 Ok(answer) | Err(answer) => (answer, identity),
             }
@@ -91,10 +91,6 @@ async fn host_page(app: &App, request: &Request<Incoming>, served: &mut Served) 
         ],
         body: vec![Part::Literal(Bytes::from(page.body))],
     }
-}
-
-pub(super) fn header_str(request: &Request<Incoming>, name: impl header::AsHeaderName) -> Option<&str> {
-    request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// What a request turned out to be, for `/metrics` and `--perf`: its route and the mod that ran.

@@ -66,8 +66,7 @@ fn anchor() -> std::time::Instant {
 impl ConnPhase {
     /// A connection's phase; with `perf`, its heads and answers are timed.
     pub(super) fn new(perf: Option<Arc<Perf>>) -> ConnPhase {
-        let timing =
-            perf.map(|perf| WireTiming { perf, head_started: AtomicU64::new(0), answered: Mutex::new(None) });
+        let timing = perf.map(|perf| WireTiming { perf, head_started: AtomicU64::new(0), answered: Mutex::new(None) });
         ConnPhase { state: AtomicU8::new(IDLE), timing }
     }
 

@@ -28,6 +28,11 @@ pub(super) struct Body {
     _held: Vec<OwnedSemaphorePermit>,
 }
 
+/// A header's value, when it is visible ASCII.
+pub(super) fn header_str(request: &Request<Incoming>, name: impl header::AsHeaderName) -> Option<&str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
 /// 431 when the head is over [`MAX_HEADER_BYTES`].
 pub(super) fn check_head(headers: &HeaderMap) -> Result<(), Answer> {
     let header_bytes: usize = headers.iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
@@ -45,7 +50,7 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
     let limit = app.config.limits.body_bytes;
     let too_large =
         || Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {limit} bytes"), &[]);
-    let declared = super::dispatch::header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         // The body is never read, so the connection cannot be reused: what follows is body bytes.
         let mut answer = too_large();
