@@ -10,8 +10,17 @@ use serde_json::Value;
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(db) = Db::from_text(bytes.to_vec()) else { return };
-    let document: Value = serde_json::from_slice(bytes).expect("the db loaded only valid JSON");
-    check(&db, &mut Vec::new(), &document, 2);
+    // The db validates with serde's `IgnoredAny`, which skips a number's digits without converting
+    // them, so it keeps `1e999` as text where `Value` refuses it ("number out of range", found by this
+    // target): such a document has no `Value` to compare with.
+    let Ok(document) = serde_json::from_slice::<Value>(bytes) else { return };
+    // The empty path is the root, which `get` does not answer: start at its members (a member named ""
+    // would have the empty path too, so it is skipped).
+    for (name, member) in document.as_object().expect("a db is an object") {
+        if !name.is_empty() {
+            check(&db, &mut vec![name.clone()], member, 2);
+        }
+    }
 });
 
 fn check(db: &Db, path: &mut Vec<String>, value: &Value, depth: usize) {
