@@ -16,8 +16,6 @@ use crate::views::ModsView;
 use serde_json::{Value, json};
 use std::time::SystemTime;
 
-/// Where the host's pages live; mods may not claim routes under it (`router::RESERVED`).
-pub const PREFIX: &str = "/modhost";
 /// The header a reload request must carry (any value).
 pub const RELOAD_HEADER: &str = "x-modhost-reload";
 /// The page at `/modhost/`.
@@ -36,7 +34,7 @@ impl Page {
     }
 }
 
-/// Answers a request under [`PREFIX`]. `reload_header` says whether the request carried
+/// Answers a request under `/modhost` ([`modhost_routes::HOST_PAGES`], which no mod may claim). `reload_header` says whether the request carried
 /// [`RELOAD_HEADER`].
 pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: bool) -> Page {
     match (method, path) {
