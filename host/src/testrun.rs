@@ -7,11 +7,13 @@
 //! The mod's id (its store namespace) and grants come from `./mod.toml` (cargo runs the runner in the
 //! package's folder) when there is one.
 //!
-//! The exit code is the test binary's; a trap (on wasm32 a Rust panic aborts, so a failed assertion
-//! is a trap) is printed and exits 101, as a failed native test run does.
+//! The run answers how it ended ([`Outcome`]): the test binary's exit code, or a trap (on wasm32 a
+//! Rust panic aborts, so a failed assertion is a trap), or the deadline. The command prints the last
+//! two and exits 101, as a failed native test run does.
 
 use crate::config::Limits;
-use crate::sandbox::{CommandExit, ModContext, Runtime};
+pub use crate::sandbox::CommandExit as Outcome;
+use crate::sandbox::{ModContext, Runtime};
 use anyhow::Context as _;
 use modhost_db::Db;
 use modhost_mods::{Grants, Manifest};
@@ -26,10 +28,11 @@ pub const FAILED: i32 = 101;
 /// Items in the generated db: enough for the shapes a mod reads, small enough to build in milliseconds.
 const DB_ITEMS: u64 = 100;
 
-/// Runs the test binary `wasm` with `args` (cargo's test filter and harness flags) and answers its
-/// exit code. `manifest`: the mod's `mod.toml` (default `./mod.toml` if present, else id `test` and no
-/// grants). `deadline` bounds the whole run.
-pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline: Duration) -> anyhow::Result<i32> {
+/// Runs the test binary `wasm` with `args` (cargo's test filter and harness flags) and answers how it
+/// ended: its exit code, a trap, or the deadline (the command exits [`FAILED`] on either).
+/// `manifest`: the mod's `mod.toml` (default `./mod.toml` if present, else id `test` and no grants).
+/// `deadline` bounds the whole run.
+pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline: Duration) -> anyhow::Result<Outcome> {
     let bytes = std::fs::read(wasm).with_context(|| format!("reading the test binary {}", wasm.display()))?;
     let (id, grants) = identity(manifest)?;
     let db = Db::from_text(modhost_gamedb::database(DB_ITEMS).to_string()).context("loading the generated db")?;
@@ -46,24 +49,7 @@ pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline
     // and prints it when the test fails, but on wasm32 a panic aborts the whole binary first, and the
     // captured panic message would be lost with it. Uncaptured, it reaches the terminal.
     let env = [("RUST_TEST_NOCAPTURE", "1")];
-    Ok(match runtime.run_command(&bytes, cx, &argv, &env, deadline).await? {
-        CommandExit::Exited(code) => code,
-        CommandExit::Trapped(trap) => {
-            eprintln!(
-                "modhost test-runner: {} trapped (on wasm32 a panic aborts; its message is above):\n{trap}",
-                wasm.display()
-            );
-            FAILED
-        }
-        CommandExit::TimedOut(deadline) => {
-            eprintln!(
-                "modhost test-runner: {} still ran after {} s and was stopped",
-                wasm.display(),
-                deadline.as_secs()
-            );
-            FAILED
-        }
-    })
+    runtime.run_command(&bytes, cx, &argv, &env, deadline).await
 }
 
 /// The store namespace and grants the tests run with.

@@ -18,7 +18,7 @@ use wasmtime_wasi::p2::bindings::Command;
 
 /// How a command's run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CommandExit {
+pub enum CommandExit {
     /// It returned from `run` (0, or 1 for an error) or called `exit` with this code.
     Exited(i32),
     /// It trapped: a Rust panic on wasm32 aborts, which is a trap. The text is wasmtime's, with the

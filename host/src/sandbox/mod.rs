@@ -24,7 +24,7 @@ mod state;
 mod store;
 
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
-pub(crate) use command::CommandExit;
+pub use command::CommandExit;
 pub use compile::CompileSource;
 pub(crate) use instance::CallError;
 pub use instance::LoadedMod;
