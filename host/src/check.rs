@@ -42,17 +42,28 @@ pub struct CheckReport {
     /// Why it did not load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the probes found; absent when the mod did not load.
+    #[serde(flatten)]
+    pub details: Option<LoadedReport>,
+}
+
+impl CheckReport {
+    /// What the probes of each route got (none when the mod did not load).
+    pub fn routes(&self) -> &[RouteCheck] {
+        self.details.as_ref().map_or(&[], |d| &d.routes)
+    }
+}
+
+/// What `modhost check` found of a mod that loaded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadedReport {
     /// Time to load it (compile, link, `routes`, `init`), in ms.
-    #[serde(default)]
     pub load_ms: f64,
     /// The limits it ran under, as `modhost.toml` lines.
-    #[serde(default)]
     pub limits: Vec<String>,
     /// Its grants in words.
-    #[serde(default)]
     pub grants: Vec<String>,
     /// Per route, what the probes got.
-    #[serde(default)]
     pub routes: Vec<RouteCheck>,
 }
 
@@ -152,7 +163,8 @@ fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Ve
 
 /// A probe on a new connection; answers the status, the body (inflated) and the time.
 async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u16, String, Duration)> {
-    let mut request = hyper::Request::post(path).header(hyper::header::HOST, "127.0.0.1");
+    let mut request =
+        hyper::Request::post(path).header(hyper::header::HOST, "127.0.0.1").header(hyper::header::CONNECTION, "close");
     if let Some(session) = probe.session {
         request = request.header(hyper::header::COOKIE, format!("PHPSESSID={session}"));
     }
@@ -190,16 +202,7 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     let server = Server::start(config).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if let Some(left) = server.report().failed.iter().find(|left| left.id == id || left.id.ends_with(&id)) {
-        return Ok(CheckReport {
-            id,
-            passed: false,
-            loaded: false,
-            reason: Some(left.reason.clone()),
-            load_ms,
-            limits: Vec::new(),
-            grants: Vec::new(),
-            routes: Vec::new(),
-        });
+        return Ok(CheckReport { id, passed: false, loaded: false, reason: Some(left.reason.clone()), details: None });
     }
     let generation = server.app().generation();
     let module = generation.mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
@@ -261,10 +264,12 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
         passed,
         loaded: true,
         reason: None,
-        load_ms,
-        limits: strict.trim().split('\n').map(str::to_owned).collect(),
-        grants: module.grants().describe(),
-        routes: report_routes,
+        details: Some(LoadedReport {
+            load_ms,
+            limits: strict.trim().split('\n').map(str::to_owned).collect(),
+            grants: module.grants().describe(),
+            routes: report_routes,
+        }),
     })
 }
 
@@ -273,22 +278,22 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
 impl std::fmt::Display for CheckReport {
     fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let id = &self.id;
-        if !self.loaded {
+        let Some(report) = self.details.as_ref().filter(|_| self.loaded) else {
             return writeln!(out, "FAIL {id}: it did not load: {}", self.reason.as_deref().unwrap_or(""));
-        }
+        };
         writeln!(
             out,
             "{id}: loaded in {:.0} ms under strict limits ({}); grants: {}",
-            self.load_ms,
-            self.limits.join(", "),
-            if self.grants.is_empty() { "none".to_owned() } else { self.grants.join("; ") }
+            report.load_ms,
+            report.limits.join(", "),
+            if report.grants.is_empty() { "none".to_owned() } else { report.grants.join("; ") }
         )?;
         writeln!(
             out,
             "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8} {:>8}",
             "route", "answers", "traps", "timeouts", "denied", "peak KiB", "mean ms", "max ms"
         )?;
-        for r in &self.routes {
+        for r in &report.routes {
             let statuses: Vec<String> = r.statuses.iter().map(|(s, n)| format!("{s}x{n}")).collect();
             writeln!(
                 out,

@@ -1,5 +1,6 @@
-//! [`Config`]: everything a running server needs to know, validated, with no I/O. `main.rs` builds it
-//! from the command line; tests build it directly.
+//! [`Config`]: everything a running server needs to know, validated, with no I/O. `modhost serve`
+//! (`bin/modhost/serve.rs`) builds it from the command line; tests build it directly. The player's
+//! `modhost.toml` ([`PlayerFile`]) is applied over it, checked once, with typed errors.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! modhost's server: an HTTP/1.1 front speaking the SPT client's wire, which runs each route's handler
 //! in a sandboxed wasmtime component and gives mods the game database and a durable store. The
 //! engines it serves are crates of their own (`modhost-db`, `modhost-store`, `modhost-routes`,
-//! `modhost-mods`); this crate is the glue between them, hyper and wasmtime, and the `modhost` binary.
+//! `modhost-mods`, `modhost-gamedb`); this crate is the glue between them, hyper and wasmtime, and the `modhost` binary.
 //!
 //! # Layout
 //! In the order a request meets them, then what surrounds them. No module imports one that imports it
@@ -51,7 +51,7 @@ pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
-pub use config::{Config, HttpDeadlines, LimitOverrides, Limits};
+pub use config::{Config, HttpDeadlines, LimitError, LimitOverrides, Limits, PlayerFile, PlayerFileError};
 pub use front::wire;
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;

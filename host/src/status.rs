@@ -106,7 +106,7 @@ pub fn mods_view(app: &App) -> ModsView {
     let stats = app.metrics.route_stats();
     let mut view = ModsView::of(&generation);
     for route in view.loaded.iter_mut().flat_map(|m| m.routes.iter_mut()) {
-        route.stats = stats.get(&route.path).cloned();
+        route.stats = Some(stats.get(&route.path).cloned());
     }
     view.generation = Some(generation.number);
     view

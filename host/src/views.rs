@@ -34,7 +34,7 @@ pub struct ModView {
     pub authors: Vec<String>,
     /// What it requires (`id range`).
     pub requires: Vec<String>,
-    /// `Builtin`, or the folder it came from.
+    /// Where it came from: `Builtin`, or `Folder("<path>")`.
     pub origin: String,
     /// Its grants in words (empty: none).
     pub grants: Vec<String>,
@@ -76,10 +76,10 @@ pub struct RouteView {
     pub path: String,
     /// `exact` or `prefix`.
     pub kind: String,
-    /// Its requests and latency since the server started (status page only; `null` when it has
-    /// had none, or in `modhost mods`).
-    #[serde(default)]
-    pub stats: Option<RouteStats>,
+    /// Its requests and latency since the server started. Absent from `modhost mods`; on the status
+    /// page `Some(None)`, sent as `null`, for a route that has had no request yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Option<RouteStats>>,
 }
 
 impl ModsView {

@@ -8,7 +8,7 @@
 pub mod child;
 pub mod client;
 pub mod core_wrap;
-/// The database generator lives in the host (`modhost gen-db`); re-exported for the tests.
+/// The database generator (crate `modhost-gamedb`, also `modhost gen-db`), re-exported for the tests.
 pub use modhost_gamedb as gamedb;
 pub mod server;
 pub mod table_bomb;

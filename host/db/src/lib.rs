@@ -1,5 +1,5 @@
 //! The game database: one JSON document in memory, read by dotted path, changed by RFC 7396 merge
-//! patches. This module knows nothing of wasmtime or hyper.
+//! patches. This crate knows nothing of wasmtime, hyper or tokio.
 //!
 //! Key types: [`Db`] (the shared handle), [`Snapshot`] (one immutable version), [`DbError`].
 //!

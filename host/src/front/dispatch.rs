@@ -130,7 +130,8 @@ async fn call_mod(
     served.route = Some(route.clone());
     lap(&mut trace, &mut clock, Phase::Route);
 
-    let (parts, body) = request::read(app, request).await?;
+    // `permits` is this body's share of the server-wide budget: held until the mod call has returned.
+    let (parts, request::Body { bytes: body, permits }) = request::read(app, request).await?;
 
     lap(&mut trace, &mut clock, Phase::Inflate);
 
@@ -145,7 +146,7 @@ async fn call_mod(
         route,
         session: session.map(|s| s.as_str().to_owned()),
         headers,
-        body: body.bytes,
+        body,
     };
 
     let guard = match session {
@@ -158,6 +159,7 @@ async fn call_mod(
     served.module = Some(module.id().to_owned());
     let result = module.handle(mod_request, trace.as_deref_mut()).await;
     drop(guard);
+    drop(permits);
     if let Some(start) = clock.as_mut() {
         *start = Instant::now();
     }

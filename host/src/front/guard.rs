@@ -41,7 +41,7 @@ pub(super) struct Deadlines {
 
 /// Where a connection is, shared between the stream and the request handler: the phase the deadlines
 /// follow, and, with `--perf` only, the timing of what only the stream sees ([`WireTiming`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ConnPhase {
     state: AtomicU8,
     timing: Option<WireTiming>,

@@ -26,7 +26,7 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Time open requests get to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Requests one connection may carry; the last is answered `Connection: close`.
-pub(crate) const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
+const MAX_REQUESTS_PER_CONNECTION: u32 = 512;
 
 /// Connections accepted while the mods are still loading. Each waits (up to `wait`) for the server to
 /// be ready and is then handed to [`serve`]; one still waiting at its deadline is answered 503 with

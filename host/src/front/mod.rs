@@ -5,12 +5,13 @@
 //! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open, tracked so shutdown
 //!    drains them; the 512th request on a connection is answered `Connection: close`.
 //! 2. **Deadlines** (`guard.rs`): idle, head and write-stall deadlines hyper lacks, on the socket.
-//! 3. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
-//! 4. **Head size** (`request.rs`): over 64 KiB of headers → 431 and close.
-//! 5. **Route** (`dispatch.rs`): `/metrics` and `/modhost/…` are the host's; everything else goes to
-//!    the route table (`modhost-routes`); no route → 404 naming the URL.
-//! 6. **Body** (`request.rs`): capped, collected within its deadline under a server-wide budget, and
-//!    inflated when it is zlib (bounded).
+//! 3. **Head size** (`request.rs`): over 64 KiB of headers → 431 and close.
+//! 4. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
+//! 5. **Route** (`dispatch.rs`): everything but the host's own paths goes to the route table
+//!    (`modhost-routes`); no route → 404 naming the URL. `/metrics` and `/modhost/…` are answered by
+//!    the host before steps 3 and 4, uncompressed.
+//! 6. **Body** (`request.rs`): capped (413), collected within its deadline (408) under a server-wide
+//!    budget, and inflated when it is zlib (bounded; 400 when it looks like zlib and is not).
 //! 7. **Lock** (`dispatch.rs`): the session's lock (`crate::session`), 503 after its timeout, released
 //!    when the mod returns.
 //! 8. **Call** (`dispatch.rs`): the mod's `handle`, in the sandbox under its limits.

@@ -1,7 +1,8 @@
-//! Steps 4 and 6 of a request's path: the head's size (431 past [`MAX_HEADER_BYTES`]) and the body:
+//! Steps 3 and 6 of a request's path: the head's size (431 past [`MAX_HEADER_BYTES`]) and the body:
 //! refused before reading when its `Content-Length` is over the cap (413 and close), otherwise
-//! collected within the body deadline (408 and close) under a server-wide budget of bytes held, then
-//! inflated when it looks like zlib (bounded: a bomb is refused with 413 after at most the cap).
+//! collected within the body deadline (408 and close; 400 when it cannot be read) under a server-wide
+//! budget of bytes held, then inflated when it looks like zlib (400 when it looks like zlib and is
+//! not; bounded: a bomb is refused with 413 after at most the cap).
 //!
 //! Framing is hyper's: a request with both `Content-Length` and `Transfer-Encoding` is read as chunked
 //! and its connection closed after the answer (RFC 9112 §6.3).
@@ -17,7 +18,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 /// The most header bytes a request may carry (names, values and separators); more is 431. hyper's
 /// read buffer is capped at the same size, so a larger head never sits in memory for long.
-pub(crate) const MAX_HEADER_BYTES: usize = 64 << 10;
+const MAX_HEADER_BYTES: usize = 64 << 10;
 /// Request body bytes held in memory at once across all connections.
 pub(crate) const REQUEST_BYTES_BUDGET: usize = 64 << 20;
 
@@ -25,7 +26,7 @@ pub(crate) const REQUEST_BYTES_BUDGET: usize = 64 << 20;
 /// body is dropped, after the mod call that reads it.
 pub(super) struct Body {
     pub(super) bytes: Vec<u8>,
-    _held: Vec<OwnedSemaphorePermit>,
+    pub(super) permits: Vec<OwnedSemaphorePermit>,
 }
 
 /// A header's value, when it is visible ASCII.
@@ -100,5 +101,5 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
             return Err(Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[("bytes", &raw.len().to_string())]));
         }
     };
-    Ok((parts, Body { bytes, _held: held }))
+    Ok((parts, Body { bytes, permits: held }))
 }

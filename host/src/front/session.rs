@@ -1,4 +1,4 @@
-//! Step 3 of a request's path: which session a request belongs to. `Cookie: PHPSESSID=<id>` first,
+//! Step 4 of a request's path: which session a request belongs to. `Cookie: PHPSESSID=<id>` first,
 //! else a `sessionid` header; present but not 24 hex digits (or not ASCII) is refused with 400 before
 //! any mod runs. The id ([`SessionId`]) and its lock are `crate::session`'s.
 

@@ -20,7 +20,7 @@ use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 
 /// Why a call into a mod did not produce an answer.
 #[derive(Debug, thiserror::Error)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// The mod returned its own error value; `status` is the HTTP status its kind maps to (`invalid`
     /// 400, `not-found` 404, `denied` 403, `conflict` 409, `too-large` 413, anything else 500).
     #[error("the mod returned an error: {message}")]
@@ -158,20 +158,20 @@ impl LoadedMod {
     }
 
     /// Asks the mod for its routes (at load).
-    pub async fn routes(&self) -> Result<Vec<Route>, CallError> {
+    pub(crate) async fn routes(&self) -> Result<Vec<Route>, CallError> {
         let deadline = self.limits.init_deadline;
         self.call(deadline, false, None, async |store, plugin| Ok(Ok(plugin.call_routes(store).await?))).await
     }
 
     /// Runs the mod's `init` (at load).
-    pub async fn init(&self) -> Result<(), CallError> {
+    pub(crate) async fn init(&self) -> Result<(), CallError> {
         let deadline = self.limits.init_deadline;
         self.call(deadline, false, None, async |store, plugin| plugin.call_init(store).await).await
     }
 
     /// Answers one request. With a `trace` (`--perf`), the checkout, the guest's own time and each host
     /// call are added to it.
-    pub async fn handle(&self, request: Request, trace: Option<&mut Trace>) -> Result<Response, CallError> {
+    pub(crate) async fn handle(&self, request: Request, trace: Option<&mut Trace>) -> Result<Response, CallError> {
         if let Some(reason) = self.quarantined() {
             return Err(CallError::Quarantined(reason));
         }

@@ -2,8 +2,8 @@
 //! id), one file per key, so players can read and back up their profiles with ordinary tools.
 //!
 //! Key types: [`Store`], [`StoreError`], and the I/O [`Backend`] (swappable for fault injection). This
-//! module knows nothing of wasmtime or hyper. The protocol, the layout, and which failures each mode
-//! survives are written down in `docs/store.md`; the short of it:
+//! crate knows nothing of wasmtime, hyper or tokio. The protocol, the layout, and which failures each mode
+//! survives are written down in `design.md` beside this crate; the short of it:
 //!
 //! - **Commit**: a fresh temp file in the key's directory, created `O_EXCL` under a name unique to this
 //!   process and this write (`.tmp-<pid>-<n>-<key>`), written, then renamed over the key. A reader,

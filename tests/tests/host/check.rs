@@ -15,8 +15,8 @@ async fn the_hello_example_passes_and_every_route_is_reported() {
     let toml = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hello/mod.toml");
     let report = modhost::check::check(Path::new(guests::HELLO), Some(&toml), 2000).await.unwrap();
     assert!(report.passed, "{report:#?}");
-    assert_eq!(report.routes.len(), 4, "{report:#?}");
-    for r in &report.routes {
+    assert_eq!(report.routes().len(), 4, "{report:#?}");
+    for r in report.routes() {
         assert_eq!(r.statuses.values().sum::<u32>(), 8, "{r:?}");
         assert!(r.peak_memory_kib > 0, "{r:?}");
     }
@@ -28,7 +28,8 @@ async fn the_hostile_fixture_fails_naming_each_trap_timeout_and_denial() {
     let toml = manifest("id = \"fx\"\nversion = \"0.1.0\"\n");
     let report = modhost::check::check(Path::new(guests::FIXTURE), Some(toml.path()), 150).await.unwrap();
     assert!(!report.passed);
-    let route = |path: &str| report.routes.iter().find(|r| r.route == path).unwrap_or_else(|| panic!("{path}")).clone();
+    let route =
+        |path: &str| report.routes().iter().find(|r| r.route == path).unwrap_or_else(|| panic!("{path}")).clone();
     // Eight probes a route; the malformed session is refused by the host before the mod runs.
     assert_eq!(route("/fx/trap").traps.len(), 7);
     assert_eq!(route("/fx/trap").statuses["400"], 1);

@@ -1,8 +1,9 @@
 //! The `modhost` command: parse the command line, start logging, run one subcommand (a file each,
 //! named as it is typed).
 //!
-//! An error a user can act on (a bad flag, a missing file, a refused reload) is printed as one
-//! `error:` line with its causes, never a backtrace, and exits 1.
+//! An error a user can act on (a flag's value out of range, a missing file, a refused reload) is
+//! printed as one `error:` line with its causes, never a backtrace, and exits 1. A flag clap cannot
+//! parse gets clap's usage message and exit code 2.
 
 mod check;
 mod gen_db;

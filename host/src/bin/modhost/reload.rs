@@ -24,10 +24,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         .header(hyper::header::HOST, addr.to_string())
         .header(modhost::status::RELOAD_HEADER, "1")
         .body(Full::new(Bytes::new()))?;
-    let answer = crate::runtime()?.block_on(modhost::client::send(addr, request, DEADLINE))?;
+    let answer = crate::runtime()?
+        .block_on(modhost::client::send(addr, request, DEADLINE))
+        .with_context(|| format!("no modhost server answers on port {}", args.port))?;
     let body = String::from_utf8_lossy(&answer.body);
-    let outcome: ReloadOutcome =
-        serde_json::from_str(&body).with_context(|| format!("the server answered {}: {body}", answer.status))?;
+    let outcome: ReloadOutcome = match serde_json::from_str(&body) {
+        Ok(outcome) => outcome,
+        // Not an outcome: the host's refusal (`{"error": …}`, 403 without the header), or not modhost.
+        Err(_) => {
+            let why = serde_json::from_str::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| body.clone().into_owned());
+            anyhow::bail!("reload refused ({}): {why}", answer.status)
+        }
+    };
     match (outcome.ok, &outcome.reason) {
         (true, _) => {
             println!("reloaded in {:.0} ms: generation {} serving", outcome.took_ms, outcome.generation);
