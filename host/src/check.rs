@@ -10,11 +10,11 @@
 
 use crate::config::Config;
 use crate::server::Server;
-use crate::wire;
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::Full;
 use modhost_routes::MatchKind;
+use modhost_wire as wire;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! modhost's server: an HTTP/1.1 front speaking the SPT client's wire, which runs each route's handler
 //! in a sandboxed wasmtime component and gives mods the game database and a durable store. The
 //! engines it serves are crates of their own (`modhost-db`, `modhost-store`, `modhost-routes`,
-//! `modhost-mods`, `modhost-gamedb`); this crate is the glue between them, hyper and wasmtime, and the `modhost` binary.
+//! `modhost-mods`, `modhost-gamedb`, `modhost-wire`); this crate is the glue between them, hyper and wasmtime, and the `modhost` binary.
 //!
 //! # Layout
 //! In the order a request meets them, then what surrounds them. No module imports one that imports it
@@ -25,7 +25,7 @@
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 //! - [`client`]: the one-request HTTP client the tools use.
-//! - [`wire`]: the SPT wire's rules as pure functions (zlib both ways, identity).
+//! - [`wire`]: the SPT wire's rules as pure functions (zlib both ways, identity): `modhost-wire`.
 //!
 //! The library prints nothing: the binary (`src/bin/modhost/`) renders what it answers.
 
@@ -52,8 +52,8 @@ pub mod watch;
 
 pub use app::{App, ReloadOutcome};
 pub use config::{Config, HttpDeadlines, LimitError, LimitOverrides, Limits, PlayerFile, PlayerFileError};
-pub use front::wire;
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
+pub use modhost_wire as wire;
 pub use sandbox::{CompileSource, LoadedMod, ModContext};
 pub use server::Server;

@@ -1,5 +1,5 @@
 //! What the tree's layout promises, checked:
-//! - the engines (`modhost-db`, `-store`, `-routes`, `-mods`, `-gamedb`) know nothing of wasmtime,
+//! - the engines (`modhost-db`, `-store`, `-routes`, `-mods`, `-gamedb`, `-wire`) know nothing of wasmtime,
 //!   hyper or tokio: none is in their normal dependency trees;
 //! - no module of a host crate imports one that imports it back;
 //! - one build serves `make run` (`cargo build -p modhost`) and `make test` (`cargo test`): every crate
@@ -73,7 +73,7 @@ fn the_server_and_the_benchmarks_build_their_dependencies_with_the_features_the_
 
 #[test]
 fn the_engines_know_nothing_of_wasmtime_hyper_or_tokio() {
-    for engine in ["modhost-db", "modhost-store", "modhost-routes", "modhost-mods", "modhost-gamedb"] {
+    for engine in ["modhost-db", "modhost-store", "modhost-routes", "modhost-mods", "modhost-gamedb", "modhost-wire"] {
         let tree = features(&["-p", engine, "-e", "normal"]);
         assert!(tree.keys().any(|p| p.starts_with(&format!("{engine} v"))), "cargo tree did not list {engine}");
         let runtime: Vec<&String> = tree
@@ -190,7 +190,7 @@ fn no_module_imports_one_that_imports_it_back() {
     seeded.insert("b".to_owned(), BTreeSet::from(["a".to_owned()]));
     assert!(cycle(&seeded).is_some());
 
-    for krate in ["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb"] {
+    for krate in ["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb", "host/wire"] {
         let graph = imports(&workspace().join(krate).join("src"));
         // One-file crates (routes, gamedb) have no modules to cycle through.
         assert!(krate != "host" || graph.len() > 10, "{krate}: too few modules found: {graph:?}");

@@ -6,13 +6,13 @@
 //! never concatenated; its size is checked after each part, because a few bytes of references can
 //! splice in gigabytes of db text; a 1xx status or a framing header from a mod is the mod's error.
 
-use super::wire;
 use crate::app::App;
 use crate::body_cache::Part;
 use crate::sandbox::{CallError, Chunk, LoadedMod, Response as ModResponse};
 use bytes::Bytes;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
+use modhost_wire as wire;
 use std::convert::Infallible;
 
 /// One answer before framing: its body is a list of parts (literal bytes and db nodes), never

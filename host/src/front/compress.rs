@@ -2,10 +2,10 @@
 //! ones go through the compressed-body cache (`body_cache.rs`, keyed so a stale hit is impossible), and
 //! a miss over 256 KiB is deflated on the blocking pool so it never holds an async worker.
 
-use super::wire;
 use crate::app::App;
 use crate::body_cache::{Key, MIN_CACHED_BYTES, Part};
 use bytes::Bytes;
+use modhost_wire as wire;
 
 /// Bodies larger than this are deflated on the blocking pool, not on an async worker.
 const DEFLATE_INLINE_MAX: usize = 256 << 10;

@@ -9,7 +9,7 @@
 //! request.
 
 use super::answer::{self, Answer, PartsBody, assemble, mod_failed};
-use super::{request, session, wire};
+use super::{request, session};
 use crate::app::App;
 use crate::body_cache::Part;
 use crate::perf::{Phase, Trace};
@@ -19,6 +19,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use modhost_routes::{HostPath, METRICS, host_path};
+use modhost_wire as wire;
 use std::time::{Duration, Instant};
 
 /// Answers one request, counts it in `/metrics` (and `--perf`, with the head's time `head`), and

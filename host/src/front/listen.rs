@@ -6,13 +6,13 @@
 //! (`TokioTimer` below); connection tasks are tracked, so `serve` returns only after every one has
 //! ended and dropped its `App` (the store's lock is free when the server's `run` returns).
 
-use super::wire;
 use crate::app::App;
 use hyper::header::{self, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use modhost_wire as wire;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;

@@ -20,7 +20,8 @@
 //! 10. **Compress** (`compress.rs`): zlib unless the client asked for identity, large answers through
 //!     the compressed-body cache (`crate::body_cache`, keyed by content and db-node identity).
 //!
-//! `wire.rs` holds the SPT wire's rules as pure functions (zlib both ways, identity, error bodies).
+//! The SPT wire's rules (zlib both ways, identity, error bodies) are pure functions in the
+//! `modhost-wire` crate, which these steps apply.
 
 mod answer;
 mod compress;
@@ -29,7 +30,6 @@ mod guard;
 mod listen;
 mod request;
 mod session;
-pub mod wire;
 
 pub(crate) use listen::{EarlyAccept, serve};
 pub(crate) use request::REQUEST_BYTES_BUDGET;

@@ -8,12 +8,12 @@
 //! and its connection closed after the answer (RFC 9112 §6.3).
 
 use super::answer::Answer;
-use super::wire;
 use crate::app::App;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Request, StatusCode};
+use modhost_wire as wire;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// The most header bytes a request may carry (names, values and separators); more is 431. hyper's

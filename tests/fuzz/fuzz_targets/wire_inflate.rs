@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modhost::wire::{InflateError, inflate_body};
+use modhost_wire::{InflateError, inflate_body};
 use std::io::Read;
 
 fuzz_target!(|input: (u16, &[u8])| {
@@ -18,7 +18,7 @@ fuzz_target!(|input: (u16, &[u8])| {
                 assert_eq!(inflated, reference);
             }
         }
-        Ok(None) => assert!(!modhost::wire::looks_like_zlib(body)),
+        Ok(None) => assert!(!modhost_wire::looks_like_zlib(body)),
         Err(InflateError::TooLarge { .. }) | Err(_) => {}
     }
 });

@@ -1,8 +1,11 @@
 //! The SPT client's wire rules, as pure functions: zlib bodies both ways, when a client asked for an
-//! uncompressed answer, and the host's error body. No hyper here: the other `front` steps apply these.
+//! uncompressed answer, and the host's error body. No hyper, tokio or wasmtime here: the server's
+//! front (`modhost`'s `front/`) applies these, and `tests/fuzz` `wire_inflate` fuzzes them alone.
 //!
 //! What a reader must not break: inflating is bounded by a byte limit, so a zlib bomb is refused after
 //! producing at most that many bytes, never expanded in full.
+
+#![warn(missing_docs)]
 
 use flate2::{Compression, FlushDecompress, Status, write::ZlibEncoder};
 use std::io::Write;
@@ -54,15 +57,22 @@ pub fn inflate_body(body: &[u8], limit: usize) -> Result<Option<Vec<u8>>, Inflat
 const DIRECT_INFLATE_MAX: usize = 1 << 20;
 
 /// Inflates `body` into at most `cap` bytes: `None` when it would be larger.
+///
+/// `decompress_vec` fills the vector up to its capacity, and a `Vec` may hold more capacity than was
+/// asked for, so the bound is checked on what was written, never assumed from the capacity: the
+/// output is allowed one byte past `cap`, which proves the stream larger. (Found by the round-trip
+/// proptest: growth by `reserve` doubled past the cap and a 7000-byte stream passed a 6000 limit.)
 fn inflate_into(body: &[u8], cap: usize) -> Result<Option<Vec<u8>>, InflateError> {
+    let allowed = cap.saturating_add(1);
     let mut inflater = flate2::Decompress::new(true);
-    let mut out = Vec::with_capacity(body.len().saturating_mul(4).clamp(4096.min(cap.max(1)), cap.max(1)));
+    let mut out = Vec::with_capacity(body.len().saturating_mul(4).clamp(4096.min(allowed), allowed));
     loop {
+        if out.len() > cap {
+            return Ok(None);
+        }
         if out.len() == out.capacity() {
-            if out.len() >= cap {
-                return Ok(None);
-            }
-            out.reserve(out.len().min(cap - out.len()).max(4096).min(cap - out.len()));
+            // Grow by up to the size so far (at least 4 KiB), never past one byte over the cap.
+            out.reserve_exact(out.len().max(4096).min(allowed - out.len()));
         }
         let consumed = usize::try_from(inflater.total_in()).unwrap_or(usize::MAX);
         let input = body.get(consumed..).unwrap_or_default();
@@ -70,6 +80,7 @@ fn inflate_into(body: &[u8], cap: usize) -> Result<Option<Vec<u8>>, InflateError
             .decompress_vec(input, &mut out, FlushDecompress::Finish)
             .map_err(|e| InflateError::Corrupt(e.to_string()))?;
         match status {
+            Status::StreamEnd if out.len() > cap => return Ok(None),
             Status::StreamEnd => return Ok(Some(out)),
             Status::Ok => continue,
             // No progress with room left in `out` means the input ended before the stream did.
@@ -206,6 +217,18 @@ mod tests {
         assert!(wants_identity(Some("gzip, Identity;q=1")));
         assert!(!wants_identity(Some("identity, deflate")));
         assert!(!wants_identity(Some("deflate")));
+    }
+
+    /// Found by the proptest below: the output buffer grew past the limit (amortized growth doubles
+    /// it), and a stream that filled the growth was answered whole, over the limit; a limit of 0 let
+    /// one byte through.
+    #[test]
+    fn inflating_never_answers_more_than_the_limit_when_the_buffer_grows_past_it() {
+        for (len, limit) in [(7000, 6000), (5000, 4097), (1, 0), (9000, 8191)] {
+            let zlib = deflate(&vec![b'a'; len]);
+            assert_eq!(inflate_body(&zlib, limit), Err(InflateError::TooLarge { limit }), "{len} bytes, limit {limit}");
+            assert_eq!(inflate_body(&zlib, len).map(|o| o.map(|v| v.len())), Ok(Some(len)));
+        }
     }
 
     mod properties {
