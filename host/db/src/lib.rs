@@ -244,6 +244,27 @@ impl Db {
     /// the root (and then the patch must be an object). Invalid JSON, a bad or too deep path, or a parent
     /// that is not an object changes nothing.
     pub fn patch(&self, path: &str, json: &str) -> Result<(), DbError> {
+        let patch = Patch::parse(path, json)?;
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = self.snapshot().patched(&patch)?;
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = next;
+        Ok(())
+    }
+}
+
+/// A merge patch checked and parsed once, ready to apply to any snapshot ([`Snapshot::patched`]).
+#[derive(Clone, Debug)]
+pub struct Patch {
+    path: String,
+    segments: Vec<String>,
+    node: Arc<Node>,
+}
+
+impl Patch {
+    /// Checks `json` as an RFC 7396 merge patch for `path`: the path parses, the text is JSON that
+    /// decodes fully, path and patch together nest at most [`MAX_DEPTH`] levels, and a patch of the
+    /// root is an object.
+    pub fn parse(path: &str, json: &str) -> Result<Patch, DbError> {
         let segments = parse_path(path)?;
         if json.len() > u32::MAX as usize {
             return Err(DbError::BadJson { path: path.to_owned(), reason: "the patch is over 4 GiB".to_owned() });
@@ -261,22 +282,42 @@ impl Db {
                 reason: format!("the path and the patch nest {depth} levels deep; the limit is {MAX_DEPTH}"),
             });
         }
-        let patch = Arc::new(Node::from_text(text));
-        if segments.is_empty() && !patch.is_object() {
+        let node = Arc::new(Node::from_text(text));
+        if segments.is_empty() && !node.is_object() {
             return Err(DbError::WrongKind {
                 path: path.to_owned(),
                 reason: "(the root) must stay an object: patch it with an object".to_owned(),
             });
         }
+        Ok(Patch { path: path.to_owned(), segments, node })
+    }
+}
 
-        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let Snapshot(root) = self.snapshot();
-        let next = patch::patch_at(&root, &segments, 0, &patch).map_err(|e| match e {
-            DbError::WrongKind { reason, .. } => DbError::WrongKind { path: path.to_owned(), reason },
+impl Snapshot {
+    /// A document of its own (not the game db): `text` must be one JSON object, checked as
+    /// [`Db::load`] checks `db.json`; `shown` names it in errors.
+    pub fn parse(text: Bytes, shown: &str) -> Result<Snapshot, LoadError> {
+        Ok(Db::from_bytes(text, shown)?.snapshot())
+    }
+
+    /// This version with `patch` applied, sharing every untouched node; `self` is unchanged. A parent
+    /// that is not an object is an error and builds nothing.
+    pub fn patched(&self, patch: &Patch) -> Result<Snapshot, DbError> {
+        let next = patch::patch_at(&self.0, &patch.segments, 0, &patch.node).map_err(|e| match e {
+            DbError::WrongKind { reason, .. } => DbError::WrongKind { path: patch.path.clone(), reason },
             other => other,
         })?;
-        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Snapshot(next);
-        Ok(())
+        Ok(Snapshot(next))
+    }
+
+    /// The member names of the root object, in document order.
+    pub fn root_keys(&self) -> Vec<String> {
+        self.0.keys().unwrap_or_default()
+    }
+
+    /// The JSON text of the whole document: the loaded text while no patch touched it, else built.
+    pub fn text(&self) -> Bytes {
+        self.0.text()
     }
 }
 
