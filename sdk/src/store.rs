@@ -9,6 +9,13 @@
 //! finished before it returns. [`get`] answers `Ok(None)` for a key never written and
 //! `Err(Error::Unreadable)` for one that exists but cannot be read: never create a fresh value over the
 //! second.
+//!
+//! **Documents.** A value that is a JSON object can also be read and changed by path, so a call costs
+//! what it touches, not the whole value: [`doc_get`] reads the value at a path, [`doc_keys`] lists an
+//! object's members, [`doc_patch`] applies an RFC 7396 merge patch at a path (one small durable commit),
+//! and [`doc_patch_if_version`] does so only if nobody wrote in between. Paths are the db's (build them
+//! with [`crate::db::path`]); the empty path is the whole document. A path that names nothing reads as
+//! `null`, so read it into an `Option`.
 
 use crate::wit::modhost::plugin::store as host;
 use crate::{Error, Result};
@@ -108,7 +115,56 @@ impl Namespace<'_> {
         }
         .map_err(Error::from)
     }
+    /// The value at `path` in the JSON document under `key`, deserialized into `T`, with the key's
+    /// version; `None` if the key was never written. A path that names nothing is `null`.
+    pub fn doc_get<T: DeserializeOwned>(self, key: &str, path: &str) -> Result<Option<(T, u64)>> {
+        let found = match self.0 {
+            None => host::doc_get(key, path),
+            Some(ns) => host::ns_doc_get(ns, key, path),
+        }
+        .map_err(Error::from)?;
+        found.map(|f| Ok((decode(key, &f.value)?, f.version))).transpose()
+    }
+
+    /// The member names of the object at `path` in the document under `key`, in document order (empty
+    /// when nothing is there).
+    pub fn doc_keys(self, key: &str, path: &str) -> Result<Vec<String>> {
+        match self.0 {
+            None => host::doc_keys(key, path),
+            Some(ns) => host::ns_doc_keys(ns, key, path),
+        }
+        .map_err(Error::from)
+    }
+
+    /// Merge-patches the value at `path` in the document under `key` with `patch` (objects merge,
+    /// `null` removes a member, anything else replaces), as one atomic commit. Answers the new version.
+    pub fn doc_patch<T: Serialize + ?Sized>(self, key: &str, path: &str, patch: &T) -> Result<u64> {
+        let bytes = serde_json::to_vec(patch)?;
+        match self.0 {
+            None => host::doc_patch(key, path, &bytes),
+            Some(ns) => host::ns_doc_patch(ns, key, path, &bytes),
+        }
+        .map_err(Error::from)
+    }
+
+    /// [`Namespace::doc_patch`] only if the key is still at version `expected`; another write in
+    /// between gives [`Error::Conflict`] and writes nothing.
+    pub fn doc_patch_if_version<T: Serialize + ?Sized>(
+        self,
+        key: &str,
+        path: &str,
+        patch: &T,
+        expected: u64,
+    ) -> Result<u64> {
+        let bytes = serde_json::to_vec(patch)?;
+        match self.0 {
+            None => host::doc_patch_if_version(key, path, &bytes, expected),
+            Some(ns) => host::ns_doc_patch_if_version(ns, key, path, &bytes, expected),
+        }
+        .map_err(Error::from)
+    }
 }
+
 
 /// The value under `key` as JSON deserialized into `T`, or `None` if it was never written.
 ///
@@ -201,4 +257,52 @@ pub fn delete(key: &str) -> Result<bool> {
 /// ```
 pub fn list(prefix: &str) -> Result<Vec<String>> {
     own().list(prefix)
+}
+
+/// The value at `path` in the JSON document under `key`, with the key's version; `None` if the key was
+/// never written. A path that names nothing reads as `null`.
+///
+/// ```rust,no_run
+/// use modhost_sdk::{db, store};
+/// let item: Option<(Option<serde_json::Value>, u64)> =
+///     store::doc_get("profile.0123", &db::path(&["Inventory", "items", "64f0c0ffee0123456789abcd"]))?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn doc_get<T: DeserializeOwned>(key: &str, path: &str) -> Result<Option<(T, u64)>> {
+    own().doc_get(key, path)
+}
+
+/// The member names of the object at `path` in the document under `key` (empty when nothing is there).
+///
+/// ```rust,no_run
+/// let ids = modhost_sdk::store::doc_keys("profile.0123", "Inventory.items")?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn doc_keys(key: &str, path: &str) -> Result<Vec<String>> {
+    own().doc_keys(key, path)
+}
+
+/// Merge-patches the value at `path` in the document under `key`, as one atomic commit (the document
+/// is created as `{}` if absent). Answers the new version.
+///
+/// ```rust,no_run
+/// modhost_sdk::store::doc_patch("profile.0123", "Info", &serde_json::json!({"Level": 2}))?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn doc_patch<T: Serialize + ?Sized>(key: &str, path: &str, patch: &T) -> Result<u64> {
+    own().doc_patch(key, path, patch)
+}
+
+/// [`doc_patch`] only if the key is still at version `expected` (from [`doc_get`] or
+/// [`get_versioned`]); another write in between gives [`Error::Conflict`] and writes nothing.
+///
+/// ```rust,no_run
+/// use modhost_sdk::store;
+/// if let Some((level, version)) = store::doc_get::<u64>("profile.0123", "Info.Level")? {
+///     store::doc_patch_if_version("profile.0123", "Info", &serde_json::json!({"Level": level + 1}), version)?;
+/// }
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn doc_patch_if_version<T: Serialize + ?Sized>(key: &str, path: &str, patch: &T, expected: u64) -> Result<u64> {
+    own().doc_patch_if_version(key, path, patch, expected)
 }

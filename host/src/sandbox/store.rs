@@ -11,7 +11,7 @@ use std::sync::Arc;
 fn store_error(e: StoreError) -> Error {
     let message = e.to_string();
     match e {
-        StoreError::InvalidKey { .. } => Error::Invalid(message),
+        StoreError::InvalidKey { .. } | StoreError::Document { .. } => Error::Invalid(message),
         StoreError::TooLarge { .. } => Error::TooLarge(message),
         StoreError::Unreadable { .. } => Error::Unreadable(message),
         StoreError::Conflict { .. } => Error::Conflict(message),
@@ -74,6 +74,32 @@ impl plugin::store::Host for CallState {
         self.ns_list(own, prefix).await
     }
 
+    async fn doc_get(&mut self, key: String, path: String) -> Result<Option<plugin::store::Versioned>, Error> {
+        let own = self.cx.id.to_string();
+        self.ns_doc_get(own, key, path).await
+    }
+
+    async fn doc_keys(&mut self, key: String, path: String) -> Result<Vec<String>, Error> {
+        let own = self.cx.id.to_string();
+        self.ns_doc_keys(own, key, path).await
+    }
+
+    async fn doc_patch(&mut self, key: String, path: String, patch: Vec<u8>) -> Result<u64, Error> {
+        let own = self.cx.id.to_string();
+        self.ns_doc_patch(own, key, path, patch).await
+    }
+
+    async fn doc_patch_if_version(
+        &mut self,
+        key: String,
+        path: String,
+        patch: Vec<u8>,
+        expected: u64,
+    ) -> Result<u64, Error> {
+        let own = self.cx.id.to_string();
+        self.ns_doc_patch_if_version(own, key, path, patch, expected).await
+    }
+
     async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
         let start = self.clock();
         let found = on_store(&self.cx, namespace, false, move |s, ns| s.get(ns, &key)).await;
@@ -118,5 +144,44 @@ impl plugin::store::Host for CallState {
         let start = self.clock();
         let keys = on_store(&self.cx, namespace, false, move |s, ns| s.list(ns, &prefix)).await;
         self.clocked(Phase::StoreList, start, keys)
+    }
+
+    async fn ns_doc_get(
+        &mut self,
+        namespace: String,
+        key: String,
+        path: String,
+    ) -> Result<Option<plugin::store::Versioned>, Error> {
+        let start = self.clock();
+        let found = on_store(&self.cx, namespace, false, move |s, ns| s.doc_get(ns, &key, &path)).await;
+        self.clocked(Phase::StoreGet, start, found.map(versioned))
+    }
+
+    async fn ns_doc_keys(&mut self, namespace: String, key: String, path: String) -> Result<Vec<String>, Error> {
+        let start = self.clock();
+        let keys = on_store(&self.cx, namespace, false, move |s, ns| s.doc_keys(ns, &key, &path)).await;
+        self.clocked(Phase::StoreGet, start, keys)
+    }
+
+    async fn ns_doc_patch(&mut self, namespace: String, key: String, path: String, patch: Vec<u8>) -> Result<u64, Error> {
+        let start = self.clock();
+        let done = on_store(&self.cx, namespace, true, move |s, ns| s.doc_patch(ns, &key, &path, &patch, None)).await;
+        self.clocked(Phase::StoreSet, start, done)
+    }
+
+    async fn ns_doc_patch_if_version(
+        &mut self,
+        namespace: String,
+        key: String,
+        path: String,
+        patch: Vec<u8>,
+        expected: u64,
+    ) -> Result<u64, Error> {
+        let start = self.clock();
+        let done = on_store(&self.cx, namespace, true, move |s, ns| {
+            s.doc_patch(ns, &key, &path, &patch, Some(expected))
+        })
+        .await;
+        self.clocked(Phase::StoreSet, start, done)
     }
 }

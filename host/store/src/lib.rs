@@ -1,47 +1,54 @@
-//! The store: durable key/value state on disk (player profiles), one directory per namespace (a mod
-//! id), one file per key, so players can read and back up their profiles with ordinary tools.
+//! The store: durable key/value state (player profiles), in one SQLite database per root, with values
+//! that are JSON documents readable and patchable by path.
 //!
-//! Key types: [`Store`], [`StoreError`], and the I/O [`Backend`] (swappable for fault injection). This
-//! crate knows nothing of wasmtime, hyper or tokio. The protocol, the layout, and which failures each mode
-//! survives are written down in `design.md` beside this crate; the short of it:
+//! Key types: [`Store`], [`StoreError`], [`Versioned`]. This crate knows nothing of wasmtime, hyper or
+//! tokio. The layout, the commit protocol, which failures each mode survives and the boundary a second
+//! backend would implement are written down in `design.md` beside this crate; the short of it:
 //!
-//! - **Commit**: a fresh temp file in the key's directory, created `O_EXCL` under a name unique to this
-//!   process and this write (`.tmp-<pid>-<n>-<key>`), written, then renamed over the key. A reader,
-//!   or the next boot after a crash, sees the whole old value or the whole new one. `durable` adds an
-//!   fsync of the temp before the rename and of the directory after it; an fsync error fails that
-//!   commit and is never retried (after a failed fsync the kernel may have dropped the dirty pages).
-//! - **One process**: `RootLock` (`lock.rs`) holds `<store>/.lock` while the store is open, so values can be
-//!   cached in memory and no one else's temp is ever removed as stale.
+//! - **Commit**: every write is a SQLite transaction in WAL mode (`sql.rs`), shared with the writes
+//!   waiting at the same moment (group commit). The default mode survives the process being killed at
+//!   any instant; `durable` (`synchronous=FULL`) also survives power loss, one fsync per batch.
+//! - **One process**: `RootLock` (`lock.rs`) holds `<store>/.lock` while the store is open, so values
+//!   can be cached in memory and another modhost, or the store CLI, is refused naming the holder's pid.
 //! - **Versions**: every value carries a version, fresh for each commit and unique across runs (the
 //!   high 32 bits are random per run), so `set_if_version` fails cleanly when another write came first.
-//! - **Backups**: before a key is overwritten or deleted, its old value is copied whole to
-//!   `.hist/<key>.<1..3>`, at most once per key per 5 minutes, plus on the first write of each run.
+//! - **Documents** (`doc.rs`): a JSON object value is held parsed, as the db engine's immutable tree; a
+//!   path read costs the path, and a patch is committed as a small record (`patches`) that the
+//!   maintenance thread (`fold.rs`) later folds into the whole value, off the request path.
+//! - **Backups**: before a key is overwritten, deleted or folded, its old value is copied whole into the
+//!   `history` table (three slots per key), at most once per key per 5 minutes, plus on the first write
+//!   of each run.
+//! - **Import** (`import.rs`): a store in the old one-file-per-key layout is imported at first open,
+//!   and its folders are kept, moved aside.
 //!
-//! "Missing" and "unreadable" are different answers: `get` answers `Ok(None)` only when the file does
-//! not exist. Any other failure to read is [`StoreError::Unreadable`], never cached, so a mod never
-//! mistakes a profile it could not read for one never written.
+//! "Missing" and "unreadable" are different answers: `get` answers `Ok(None)` only when the key does not
+//! exist. A failure to read is [`StoreError::Unreadable`], never cached, so a mod never mistakes a
+//! profile it could not read for one never written.
 
 #![warn(missing_docs)]
 
-mod io;
+mod doc;
+mod fold;
+mod import;
 mod lock;
+mod sql;
 
-pub use io::{Backend, NewFile, RealFs};
 pub use lock::LockError;
 
 use bytes::Bytes;
+use modhost_db::Snapshot;
+use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The largest value `set` accepts.
+/// The largest value `set` accepts (and the largest a document may grow to).
 pub const MAX_VALUE_BYTES: usize = 64 << 20;
 /// The longest key (and namespace) accepted.
 pub const MAX_KEY_LEN: usize = 180;
-/// Values kept in memory, in bytes; past it the cache is emptied and refills from disk on demand.
+/// Values kept in memory, in bytes; past it the cache is emptied and refills from the database.
 const CACHE_BUDGET: usize = 256 << 20;
 /// A key's old value is backed up at most this often (and always on its first write of a run).
 const BACKUP_EVERY: Duration = Duration::from_secs(300);
@@ -73,12 +80,12 @@ pub enum StoreError {
         len: usize,
     },
     /// The key exists but could not be read. Not the same as missing.
-    #[error("`{key}` exists but could not be read: {source}")]
+    #[error("`{key}` exists but could not be read: {reason}")]
     Unreadable {
         /// The key, as the caller named it.
         key: String,
-        /// The underlying error.
-        source: std::io::Error,
+        /// Why, in words.
+        reason: String,
     },
     /// `set_if_version` found another version: another write came first. Nothing was written.
     #[error("`{key}` was changed by another write: it is at {found}, not {expected}")]
@@ -90,18 +97,26 @@ pub enum StoreError {
         /// The version the store holds.
         found: String,
     },
-    /// A write, delete or listing failed. Nothing was changed, except when only the final directory
-    /// sync of a durable commit failed: then the message says the new value is in place.
-    #[error("could not {op} `{key}`: {source}")]
+    /// A document call that cannot apply: the value is not a JSON object, the path is malformed, the
+    /// patch is not JSON, or a parent on the path is not an object. Nothing was changed.
+    #[error("`{key}`: {reason}")]
+    Document {
+        /// The key, as the caller named it.
+        key: String,
+        /// Why, in words (the db engine's message, naming the path).
+        reason: String,
+    },
+    /// A write, delete or listing failed. Nothing was changed.
+    #[error("could not {op} `{key}`: {reason}")]
     Io {
         /// What was being done (`write`, `delete`, `list`…).
         op: &'static str,
         /// The key, as the caller named it.
         key: String,
-        /// The underlying error.
-        source: std::io::Error,
+        /// SQLite's or the OS's message (`database or disk is full`, …).
+        reason: String,
     },
-    /// The store could not be opened.
+    /// The store could not be opened: it is in use, or its directory or database is unusable.
     #[error(transparent)]
     Lock(#[from] LockError),
 }
@@ -115,76 +130,107 @@ pub struct Versioned {
     pub version: u64,
 }
 
+/// What the cache holds of one present key.
+#[derive(Clone, Debug)]
+struct Entry {
+    version: u64,
+    /// The whole value. `None` for a document changed by patches since it was last whole: built from
+    /// `doc` when someone reads it whole.
+    bytes: Option<Bytes>,
+    /// The parsed document, once a document call asked for it.
+    doc: Option<Snapshot>,
+    /// Patch records in the database not yet folded into the stored value, their bytes, and the last
+    /// one's seq.
+    pending: u32,
+    pending_bytes: usize,
+    last_seq: i64,
+    /// The stored whole value's size (without the records): with `pending_bytes`, what the value cap
+    /// is checked against.
+    stored: usize,
+    /// Changed by every whole write or delete, so a fold computed before one never overwrites it.
+    epoch: u64,
+}
+
 /// What the cache knows of one key.
 #[derive(Clone, Debug)]
 enum Known {
-    Present(Versioned),
+    Present(Entry),
     Absent,
 }
 
+type Id = (String, String);
+
 #[derive(Debug, Default)]
 struct State {
-    cache: HashMap<(String, String), Known>,
+    cache: HashMap<Id, Known>,
     /// Bytes the cache holds, counting a fixed overhead per entry so that remembered absences count.
     cached_bytes: usize,
     /// Each key's current version. Kept when the cache drops values, so an eviction never makes a
     /// compare-and-set fail; one small entry per key touched in this run.
-    versions: HashMap<(String, String), u64>,
+    versions: HashMap<Id, u64>,
     /// When each key's old value was last backed up in this run.
-    backed_up: HashMap<(String, String), Instant>,
+    backed_up: HashMap<Id, Instant>,
+}
+
+/// Everything the store's calls and its maintenance thread share.
+#[derive(Debug)]
+struct Inner {
+    dir: PathBuf,
+    durable: bool,
+    _lock: lock::RootLock,
+    writer: sql::Committer,
+    /// Reads that miss the cache; WAL lets them run beside a commit.
+    reader: Mutex<Connection>,
+    /// The next version handed out; starts at a random multiple of 2^32 each run.
+    next_version: AtomicU64,
+    /// Bumped by each whole write, for [`Entry::epoch`].
+    next_epoch: AtomicU64,
+    /// Commits since the last checkpoint, for the maintenance thread.
+    commits: AtomicU64,
+    stripes: Vec<Mutex<()>>,
+    state: Mutex<State>,
 }
 
 /// The store rooted at one directory.
 #[derive(Debug)]
 pub struct Store {
-    dir: PathBuf,
-    durable: bool,
-    backend: Arc<dyn Backend>,
-    _lock: lock::RootLock,
-    /// Makes temp names unique among this process's writers; the pid separates processes.
-    next_temp: AtomicU64,
-    /// The next version handed out; starts at a random multiple of 2^32 each run.
-    next_version: AtomicU64,
-    stripes: Vec<Mutex<()>>,
-    state: Mutex<State>,
+    inner: Arc<Inner>,
+    maintenance: fold::Maintenance,
+}
+
+fn io_error(op: &'static str, key: &str) -> impl Fn(String) -> StoreError {
+    move |reason| StoreError::Io { op, key: key.to_owned(), reason }
 }
 
 impl Store {
-    /// Opens the store in `dir` (creating it), takes its lock, and removes temp files a crash left.
+    /// Opens the store in `dir` (creating it), takes its lock, imports an old files-layout store found
+    /// there, and starts the maintenance thread (folds, checkpoints).
     pub fn open(dir: &Path, durable: bool) -> Result<Store, StoreError> {
-        Store::open_with(dir, durable, Arc::new(RealFs))
-    }
-
-    /// [`Store::open`] over another I/O backend (for fault injection).
-    pub fn open_with(dir: &Path, durable: bool, backend: Arc<dyn Backend>) -> Result<Store, StoreError> {
-        let io = |op| move |source| StoreError::Io { op, key: dir.display().to_string(), source };
-        backend.create_dir_all(dir).map_err(io("create the store directory"))?;
+        let shown = dir.display().to_string();
+        let open_error = |reason: String| LockError::Io { dir: shown.clone(), source: std::io::Error::other(reason) };
+        std::fs::create_dir_all(dir).map_err(|e| open_error(format!("cannot create the directory: {e}")))?;
         let lock = lock::RootLock::acquire(dir)?;
-        for namespace in backend.list(dir).map_err(io("list the store"))? {
-            if check_key(&namespace).is_err() {
-                continue;
-            }
-            for sub in [dir.join(&namespace), dir.join(&namespace).join(".hist")] {
-                for name in backend.list(&sub).unwrap_or_default() {
-                    if name.starts_with(".tmp-") {
-                        // A temp is never a committed value, and the lock says no one else is writing it.
-                        let _ = backend.remove(&sub.join(name));
-                    }
-                }
-            }
-        }
+        let sqlite = |e: rusqlite::Error| open_error(format!("cannot open {}: {e}", sql::FILE));
+        let writer = sql::open(dir, durable).map_err(sqlite)?;
+        import::from_files_layout(dir, &writer).map_err(|e| open_error(format!("importing the old store: {e}")))?;
+        let reader = sql::open(dir, durable).map_err(sqlite)?;
+        let checkpointer = sql::open(dir, durable).map_err(sqlite)?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let run = (nanos as u64 ^ (nanos >> 64) as u64 ^ u64::from(std::process::id()).rotate_left(17)) as u32;
-        Ok(Store {
+        let inner = Arc::new(Inner {
             dir: dir.to_owned(),
             durable,
-            backend,
             _lock: lock,
-            next_temp: AtomicU64::new(0),
+            writer: sql::Committer::new(writer),
+            reader: Mutex::new(reader),
             next_version: AtomicU64::new(u64::from(run.max(1)) << 32),
+            next_epoch: AtomicU64::new(1),
+            commits: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             state: Mutex::new(State::default()),
-        })
+        });
+        let maintenance = fold::Maintenance::start(inner.clone(), checkpointer);
+        Ok(Store { inner, maintenance })
     }
 
     /// The value under `key` in `namespace`, or `None` if it was never written.
@@ -194,34 +240,25 @@ impl Store {
 
     /// The value and its version, or `None` if it was never written.
     pub fn get_versioned(&self, namespace: &str, key: &str) -> Result<Option<Versioned>, StoreError> {
-        let path = self.key_path(namespace, key)?;
+        check_key(namespace)?;
+        check_key(key)?;
         let id = (namespace.to_owned(), key.to_owned());
-        if let Some(known) = self.state().cache.get(&id) {
-            return Ok(match known {
-                Known::Present(v) => Some(v.clone()),
-                Known::Absent => None,
-            });
-        }
-        let _stripe = self.stripe(&id);
-        // Loaded under the key's stripe so a concurrent commit cannot slip between the read and the
-        // cache fill.
-        if let Some(known) = self.state().cache.get(&id) {
-            return Ok(match known {
-                Known::Present(v) => Some(v.clone()),
-                Known::Absent => None,
-            });
-        }
-        let known = self.load(&path, &id)?;
-        self.remember(id, known.clone());
-        Ok(match known {
-            Known::Present(v) => Some(v),
-            Known::Absent => None,
-        })
+        let Some(entry) = self.inner.entry(&id)? else { return Ok(None) };
+        let value = match entry.bytes {
+            Some(bytes) => bytes,
+            None => {
+                // A patched document read whole: build its text once, and keep it while it is current.
+                let text = entry.doc.as_ref().map(Snapshot::text).unwrap_or_default();
+                self.inner.update_entry(&id, entry.version, |e| e.bytes = Some(text.clone()));
+                text
+            }
+        };
+        Ok(Some(Versioned { value, version: entry.version }))
     }
 
     /// Commits `value` under `key` atomically; answers the new version.
     pub fn set(&self, namespace: &str, key: &str, value: &[u8]) -> Result<u64, StoreError> {
-        Ok(self.commit(namespace, key, Some(value), None)?.0)
+        Ok(self.inner.write(namespace, key, Some(value), None)?.0)
     }
 
     /// Commits `value` only if the key is still at `expected` (`None`: only if it does not exist).
@@ -232,196 +269,278 @@ impl Store {
         value: &[u8],
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
-        Ok(self.commit(namespace, key, Some(value), Some(expected))?.0)
+        Ok(self.inner.write(namespace, key, Some(value), Some(expected))?.0)
     }
 
     /// Removes `key`; answers whether it existed.
     pub fn delete(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
-        Ok(self.commit(namespace, key, None, None)?.1)
+        Ok(self.inner.write(namespace, key, None, None)?.1)
     }
 
-    /// The keys in `namespace` starting with `prefix`, sorted. Temps, backups and other dot-files are
-    /// never keys.
+    /// The keys in `namespace` starting with `prefix`, sorted.
     pub fn list(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
         check_key(namespace)?;
-        let names = self.backend.list(&self.dir.join(namespace)).map_err(|source| StoreError::Io {
-            op: "list",
-            key: prefix.to_owned(),
-            source,
-        })?;
-        let mut keys: Vec<String> =
-            names.into_iter().filter(|name| name.starts_with(prefix) && check_key(name).is_ok()).collect();
-        keys.sort();
+        let reader = self.inner.reader();
+        let mut query = reader
+            .prepare_cached("SELECT key FROM kv WHERE ns = ?1 AND key >= ?2 ORDER BY key")
+            .map_err(|e| io_error("list", prefix)(e.to_string()))?;
+        let rows = query
+            .query_map(params![namespace, prefix], |row| row.get::<_, String>(0))
+            .map_err(|e| io_error("list", prefix)(e.to_string()))?;
+        let mut keys = Vec::new();
+        for key in rows {
+            let key = key.map_err(|e| io_error("list", prefix)(e.to_string()))?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            keys.push(key);
+        }
         Ok(keys)
     }
 
-    /// Whether commits fsync (survive power loss).
-    pub fn durable(&self) -> bool {
-        self.durable
+    /// The namespaces that hold at least one key, sorted.
+    pub fn namespaces(&self) -> Result<Vec<String>, StoreError> {
+        let reader = self.inner.reader();
+        let list = |e: rusqlite::Error| io_error("list", "the namespaces")(e.to_string());
+        let mut query = reader.prepare_cached("SELECT DISTINCT ns FROM kv ORDER BY ns").map_err(list)?;
+        let rows = query.query_map([], |row| row.get::<_, String>(0)).map_err(list)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(list)
     }
 
-    /// One commit: a value (`Some`) or a deletion (`None`), optionally only at an expected version.
-    /// Answers the new version (0 after a deletion) and whether the key existed before.
-    fn commit(
+    /// Whether commits survive power loss (`synchronous=FULL`).
+    pub fn durable(&self) -> bool {
+        self.inner.durable
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Folds every key's pending patch records into its stored value now, and checkpoints the log
+    /// (what the maintenance thread does in the background). Answers how many keys were folded.
+    pub fn compact(&self) -> Result<usize, StoreError> {
+        self.maintenance.fold_all(&self.inner)
+    }
+}
+
+impl Inner {
+    /// The key's cached entry, loading it from the database (under the key's stripe) on a miss.
+    fn entry(&self, id: &Id) -> Result<Option<Entry>, StoreError> {
+        if let Some(known) = self.state().cache.get(id) {
+            return Ok(known.present());
+        }
+        let _stripe = self.stripe(id);
+        self.entry_locked(id)
+    }
+
+    /// [`Inner::entry`] for a caller already holding the key's stripe.
+    fn entry_locked(&self, id: &Id) -> Result<Option<Entry>, StoreError> {
+        if let Some(known) = self.state().cache.get(id) {
+            return Ok(known.present());
+        }
+        let known = self.load(id)?;
+        self.remember(id.clone(), known.clone());
+        Ok(known.present())
+    }
+
+    /// Changes the cached entry in place if it is still at `version` (a cache fill that must not
+    /// overwrite a newer commit).
+    fn update_entry(&self, id: &Id, version: u64, change: impl FnOnce(&mut Entry)) {
+        let mut state = self.state();
+        if let Some(Known::Present(entry)) = state.cache.get_mut(id)
+            && entry.version == version
+        {
+            change(entry);
+        }
+    }
+
+    /// Reads a key from the database: its stored value, then its pending patches applied in order.
+    fn load(&self, id: &Id) -> Result<Known, StoreError> {
+        let unreadable = |reason: String| StoreError::Unreadable { key: id.1.clone(), reason };
+        let reader = self.reader();
+        let value: Option<Vec<u8>> = reader
+            .prepare_cached("SELECT value FROM kv WHERE ns = ?1 AND key = ?2")
+            .and_then(|mut q| q.query_row(params![id.0, id.1], |row| sql::bytes(row, 0)).optional())
+            .map_err(|e| unreadable(e.to_string()))?;
+        let Some(value) = value else { return Ok(Known::Absent) };
+        let patches = doc::pending(&reader, id).map_err(|e| unreadable(e.to_string()))?;
+        drop(reader);
+        let value = Bytes::from(value);
+        let mut entry = Entry {
+            version: self.version_of(id),
+            stored: value.len(),
+            pending_bytes: patches.iter().map(|p| p.len()).sum::<usize>(),
+            pending: patches.len() as u32,
+            last_seq: patches.last().map_or(0, |p| p.seq),
+            bytes: Some(value),
+            doc: None,
+            epoch: self.next_epoch.fetch_add(1, Ordering::Relaxed),
+        };
+        if !patches.is_empty() {
+            let mut snapshot = doc::parse(&id.1, entry.bytes.clone().unwrap_or_default())
+                .map_err(|e| unreadable(format!("its stored document does not parse: {e}")))?;
+            for record in &patches {
+                snapshot = record
+                    .apply(&snapshot)
+                    .map_err(|e| unreadable(format!("patch record {} does not apply: {e}", record.seq)))?;
+            }
+            entry.bytes = None;
+            entry.doc = Some(snapshot);
+        }
+        Ok(Known::Present(entry))
+    }
+
+    /// One whole write: a value (`Some`) or a deletion (`None`), optionally only at an expected
+    /// version. Answers the new version (0 after a deletion) and whether the key existed before.
+    fn write(
         &self,
         namespace: &str,
         key: &str,
         value: Option<&[u8]>,
         expected: Option<Option<u64>>,
     ) -> Result<(u64, bool), StoreError> {
-        let path = self.key_path(namespace, key)?;
+        check_key(namespace)?;
+        check_key(key)?;
         if let Some(value) = value
             && value.len() > MAX_VALUE_BYTES
         {
             return Err(StoreError::TooLarge { key: key.to_owned(), len: value.len() });
         }
-        let id = (namespace.to_owned(), key.to_owned());
+        let id: Id = (namespace.to_owned(), key.to_owned());
         let _stripe = self.stripe(&id);
-        let cached = self.state().cache.get(&id).cloned();
-        let current = match cached {
-            Some(known) => known,
-            None => self.load(&path, &id)?,
-        };
-        if let Some(expected) = expected {
-            let found = match &current {
-                Known::Present(v) => Some(v.version),
-                Known::Absent => None,
-            };
-            if found != expected {
-                let show = |v: Option<u64>| v.map_or_else(|| "absent".to_owned(), |v| format!("version {v}"));
-                return Err(StoreError::Conflict { key: key.to_owned(), expected: show(expected), found: show(found) });
-            }
-        }
-        let existed = matches!(current, Known::Present(_));
+        self.write_locked(&id, value, expected)
+    }
+
+    /// [`Inner::write`] for a caller holding the key's stripe, with the key checked.
+    fn write_locked(
+        &self,
+        id: &Id,
+        value: Option<&[u8]>,
+        expected: Option<Option<u64>>,
+    ) -> Result<(u64, bool), StoreError> {
+        let key = id.1.as_str();
+        let current = self.entry_locked(id)?;
+        check_expected(key, current.as_ref(), expected)?;
+        let existed = current.is_some();
         if value.is_none() && !existed {
             return Ok((0, false));
         }
-        if let Known::Present(old) = &current {
-            self.back_up(&id, &path, &old.value);
+        let backup = current.as_ref().and_then(|old| self.backup_due(id).then(|| self.whole(old)));
+        let (ns, k) = (id.0.clone(), id.1.clone());
+        let stored = value.map(Bytes::copy_from_slice);
+        let row = stored.clone();
+        let outcome = self.commit(Box::new(move |conn| {
+            if let Some(old) = &backup {
+                save_backup(conn, &ns, &k, old)?;
+            }
+            conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2")?.execute(params![ns, k])?;
+            match &row {
+                Some(value) => conn
+                    .prepare_cached("INSERT OR REPLACE INTO kv (ns, key, value) VALUES (?1, ?2, ?3)")?
+                    .execute(params![ns, k, value.as_ref()]),
+                None => conn.prepare_cached("DELETE FROM kv WHERE ns = ?1 AND key = ?2")?.execute(params![ns, k]),
+            }
+            .map(|n| n as i64)
+        }));
+        let op = if value.is_some() { "write" } else { "delete" };
+        outcome.map_err(io_error(op, key))?;
+        if current.is_some() && self.backup_due(id) {
+            self.backed_up(id);
         }
-
-        let dir = path.parent().unwrap_or(&self.dir);
-        let io_err = |op| move |source| StoreError::Io { op, key: key.to_owned(), source };
-        let known = match value {
-            Some(value) => {
-                self.write_atomically(dir, &path, key, value).map_err(io_err("write"))?;
-                let version = self.next_version.fetch_add(1, Ordering::Relaxed);
-                self.state().versions.insert(id.clone(), version);
-                Known::Present(Versioned { value: Bytes::copy_from_slice(value), version })
+        let known = match stored {
+            Some(bytes) => {
+                let version = self.new_version(id);
+                Known::Present(Entry {
+                    version,
+                    stored: bytes.len(),
+                    bytes: Some(bytes),
+                    doc: None,
+                    pending: 0,
+                    pending_bytes: 0,
+                    last_seq: 0,
+                    epoch: self.next_epoch.fetch_add(1, Ordering::Relaxed),
+                })
             }
             None => {
-                self.backend.remove(&path).map_err(io_err("delete"))?;
-                self.state().versions.remove(&id);
+                self.state().versions.remove(id);
                 Known::Absent
             }
         };
         let version = match &known {
-            Known::Present(v) => v.version,
+            Known::Present(entry) => entry.version,
             Known::Absent => 0,
         };
-        // From here the new state is what readers see; cache it before the directory sync, so a
-        // failed sync (reported below) still leaves the cache telling the truth about the file.
-        self.remember(id, known);
-        if self.durable {
-            self.backend
-                .sync_dir(dir)
-                .map_err(io_err("make durable (the change is in place but may not survive a power loss)"))?;
-        }
+        self.remember(id.clone(), known);
         Ok((version, existed))
     }
 
-    /// temp (O_EXCL) → write → [fsync] → rename. On any error the temp is removed and the key untouched.
-    fn write_atomically(&self, dir: &Path, path: &Path, key: &str, value: &[u8]) -> std::io::Result<()> {
-        let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".tmp-{}-{n}-{key}", std::process::id()));
-        let result = (|| {
-            let mut file = match self.backend.create_new(&temp) {
-                // The namespace's first value: make its directory (off the hot path), then retry.
-                Err(e) if e.kind() == ErrorKind::NotFound => {
-                    self.backend.create_dir_all(dir)?;
-                    if self.durable {
-                        // The new directory's own entry must survive a power loss too.
-                        self.backend.sync_dir(dir.parent().unwrap_or(dir))?;
-                    }
-                    self.backend.create_new(&temp)?
-                }
-                other => other?,
-            };
-            file.write_all(value)?;
-            if self.durable {
-                file.sync()?;
-            }
-            drop(file);
-            self.backend.rename(&temp, path)
-        })();
-        if result.is_err() {
-            let _ = self.backend.remove(&temp);
+    /// Runs a write job through the group committer.
+    fn commit(&self, job: sql::Job) -> sql::Outcome {
+        let outcome = self.writer.run(job);
+        if outcome.is_ok() {
+            self.commits.fetch_add(1, Ordering::Relaxed);
         }
-        result
+        outcome
     }
 
-    /// Copies a key's old value whole into its backup ring, at most once per key per 5 minutes plus on
-    /// the first write of the run. A failed backup is logged and never fails the write.
-    fn back_up(&self, id: &(String, String), path: &Path, old: &[u8]) {
-        let due = self.state().backed_up.get(id).is_none_or(|at| at.elapsed() >= BACKUP_EVERY);
-        if !due {
-            return;
-        }
-        let hist = path.parent().unwrap_or(&self.dir).join(".hist");
-        let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        let slot = (millis / BACKUP_EVERY.as_millis() as u64) % BACKUP_SLOTS + 1;
-        let target = hist.join(format!("{}.{slot}", id.1));
-        let result = self
-            .write_atomically(&hist, &target, &id.1, old)
-            .and_then(|()| if self.durable { self.backend.sync_dir(&hist) } else { Ok(()) });
-        match result {
-            Ok(()) => {
-                let mut state = self.state();
-                if state.backed_up.len() >= 4096 {
-                    // Forget keys whose period is over: they would be backed up again anyway.
-                    state.backed_up.retain(|_, at| at.elapsed() < BACKUP_EVERY);
-                }
-                state.backed_up.insert(id.clone(), Instant::now());
-            }
-            Err(e) => tracing::warn!("could not back up `{}/{}` to {}: {e}", id.0, id.1, target.display()),
+    /// The whole value of an entry (built from its document if patches changed it).
+    fn whole(&self, entry: &Entry) -> Bytes {
+        match (&entry.bytes, &entry.doc) {
+            (Some(bytes), _) => bytes.clone(),
+            (None, Some(doc)) => doc.text(),
+            (None, None) => Bytes::new(),
         }
     }
 
-    /// Reads a key from disk. Its version is the one this run already gave it, or a fresh one.
-    fn load(&self, path: &Path, id: &(String, String)) -> Result<Known, StoreError> {
-        match self.backend.read(path) {
-            Ok(bytes) => {
-                let mut state = self.state();
-                let version = *state
-                    .versions
-                    .entry(id.clone())
-                    .or_insert_with(|| self.next_version.fetch_add(1, Ordering::Relaxed));
-                Ok(Known::Present(Versioned { value: Bytes::from(bytes), version }))
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Known::Absent),
-            Err(source) => Err(StoreError::Unreadable { key: id.1.clone(), source }),
-        }
+    fn backup_due(&self, id: &Id) -> bool {
+        self.state().backed_up.get(id).is_none_or(|at| at.elapsed() >= BACKUP_EVERY)
     }
 
-    fn remember(&self, id: (String, String), known: Known) {
+    fn backed_up(&self, id: &Id) {
+        let mut state = self.state();
+        if state.backed_up.len() >= 4096 {
+            // Forget keys whose period is over: they would be backed up again anyway.
+            state.backed_up.retain(|_, at| at.elapsed() < BACKUP_EVERY);
+        }
+        state.backed_up.insert(id.clone(), Instant::now());
+    }
+
+    /// The version a key loaded from the database carries: the one this run already gave it, or a
+    /// fresh one.
+    fn version_of(&self, id: &Id) -> u64 {
+        *self.state().versions.entry(id.clone()).or_insert_with(|| self.next_version.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn new_version(&self, id: &Id) -> u64 {
+        let version = self.next_version.fetch_add(1, Ordering::Relaxed);
+        self.state().versions.insert(id.clone(), version);
+        version
+    }
+
+    fn remember(&self, id: Id, known: Known) {
         let mut state = self.state();
         let size = |k: &Known| {
             ENTRY_OVERHEAD
                 + id.0.len()
                 + id.1.len()
                 + match k {
-                    Known::Present(v) => v.value.len(),
+                    // A parsed document's nodes cost about as much again as its text.
+                    Known::Present(e) => {
+                        e.bytes.as_ref().map_or(0, Bytes::len)
+                            + e.doc.as_ref().map_or(0, |_| e.stored + e.pending_bytes)
+                    }
                     Known::Absent => 0,
                 }
         };
         let added = size(&known);
         if let Some(old) = state.cache.insert(id.clone(), known) {
-            state.cached_bytes -= size(&old);
+            state.cached_bytes = state.cached_bytes.saturating_sub(size(&old));
         }
         state.cached_bytes += added;
         if state.cached_bytes > CACHE_BUDGET {
-            // Crude but correct: the files are the truth (and versions are kept apart); keep only the
-            // value just touched.
+            // Crude but correct: the database is the truth (and versions are kept apart); keep only
+            // the value just touched.
             let keep = state.cache.remove(&id);
             state.cache.clear();
             state.cached_bytes = added;
@@ -431,22 +550,57 @@ impl Store {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn stripe(&self, id: &(String, String)) -> std::sync::MutexGuard<'_, ()> {
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        self.reader.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn stripe(&self, id: &Id) -> MutexGuard<'_, ()> {
         use std::hash::{BuildHasher, RandomState};
         static HASHER: std::sync::OnceLock<RandomState> = std::sync::OnceLock::new();
         let hash = HASHER.get_or_init(RandomState::new).hash_one(id);
         self.stripes[(hash % STRIPES as u64) as usize].lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
 
-    fn key_path(&self, namespace: &str, key: &str) -> Result<PathBuf, StoreError> {
-        check_key(namespace)?;
-        check_key(key)?;
-        Ok(self.dir.join(namespace).join(key))
+impl Known {
+    fn present(&self) -> Option<Entry> {
+        match self {
+            Known::Present(entry) => Some(entry.clone()),
+            Known::Absent => None,
+        }
     }
+}
+
+/// `Conflict` unless the key is at `expected` (when the write is conditional).
+fn check_expected(key: &str, current: Option<&Entry>, expected: Option<Option<u64>>) -> Result<(), StoreError> {
+    let Some(expected) = expected else { return Ok(()) };
+    let found = current.map(|e| e.version);
+    if found == expected {
+        return Ok(());
+    }
+    let show = |v: Option<u64>| v.map_or_else(|| "absent".to_owned(), |v| format!("version {v}"));
+    Err(StoreError::Conflict { key: key.to_owned(), expected: show(expected), found: show(found) })
+}
+
+/// Copies an old value whole into the key's backup ring: slot `(unix_ms / 5 min) mod 3 + 1`, so the
+/// ring spans restarts and holds up to 15 minutes of history.
+fn save_backup(conn: &Connection, ns: &str, key: &str, old: &[u8]) -> rusqlite::Result<()> {
+    let (slot, millis) = backup_slot();
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![ns, key, slot, millis, old])?;
+    Ok(())
+}
+
+/// The backup slot for now, and now in Unix milliseconds.
+fn backup_slot() -> (i64, i64) {
+    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    (((millis / BACKUP_EVERY.as_millis() as u64) % BACKUP_SLOTS + 1) as i64, millis as i64)
 }
 
 /// Key rules: 1-180 characters of `[A-Za-z0-9._-]`, no leading dot. Refused, never rewritten.

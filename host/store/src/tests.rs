@@ -1,12 +1,19 @@
-//! The store's tests: the API case by case, versions, the lock, backups, fault injection at every
-//! step of a commit, and a model test against a `BTreeMap` with restarts.
+//! The store's tests: the API case by case, versions, the lock, backups, a full disk, the import of the
+//! old layout, documents, group commit, and model tests against a `BTreeMap` and against patches applied
+//! to `serde_json` values, with restarts and folds.
 
 use super::*;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fs;
 
 fn open(dir: &Path) -> Store {
     Store::open(dir, false).unwrap()
+}
+
+/// A second connection to the store's database, as a player's sqlite3 would have.
+fn raw(dir: &Path) -> Connection {
+    Connection::open(dir.join(sql::FILE)).unwrap()
 }
 
 #[test]
@@ -22,11 +29,14 @@ fn set_get_delete_list() {
     assert_eq!(s.get("m", "k2").unwrap().as_deref(), Some(&b""[..]));
     assert_eq!(s.list("m", "").unwrap(), ["k", "k2"]);
     assert_eq!(s.list("m", "k2").unwrap(), ["k2"]);
+    assert_eq!(s.namespaces().unwrap(), ["m", "other"]);
     assert!(s.delete("m", "k").unwrap());
     assert!(!s.delete("m", "k").unwrap());
     assert_eq!(s.list("nobody", "").unwrap(), Vec::<String>::new());
-    // The value is an ordinary file with exactly the bytes.
-    assert_eq!(fs::read(dir.path().join("other/k3")).unwrap(), b"x");
+    // The value is stored with exactly its bytes.
+    let stored: Vec<u8> =
+        raw(dir.path()).query_row("SELECT value FROM kv WHERE ns = 'other' AND key = 'k3'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, b"x");
 }
 
 #[test]
@@ -35,6 +45,7 @@ fn bad_keys_are_refused_not_rewritten() {
     let s = open(dir.path());
     for key in ["", ".hidden", "a/b", "../x", "sp ace", "ü", &"k".repeat(181)] {
         assert!(matches!(s.set("m", key, b"v"), Err(StoreError::InvalidKey { .. })), "{key:?}");
+        assert!(matches!(s.doc_patch("m", key, "", b"{}", None), Err(StoreError::InvalidKey { .. })), "{key:?}");
     }
     assert!(s.set("m", &"k".repeat(180), b"v").is_ok());
     assert!(matches!(s.get("../escape", "k"), Err(StoreError::InvalidKey { .. })));
@@ -46,12 +57,22 @@ fn bad_keys_are_refused_not_rewritten() {
 #[test]
 fn unreadable_is_not_missing_and_is_not_cached() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("m").join("k")).unwrap();
+    drop(open(dir.path()));
+    // A key whose patch record cannot apply (a patch through a scalar): it exists, but cannot be read.
+    let conn = raw(dir.path());
+    conn.execute_batch(
+        "INSERT INTO kv (ns, key, value) VALUES ('m', 'k', '{\"a\":1}');
+         INSERT INTO patches (ns, key, path, patch) VALUES ('m', 'k', 'a.b', '2');",
+    )
+    .unwrap();
     let s = open(dir.path());
-    assert!(matches!(s.get("m", "k"), Err(StoreError::Unreadable { .. })));
+    let err = s.get("m", "k").unwrap_err();
+    assert!(matches!(err, StoreError::Unreadable { .. }), "{err}");
+    assert!(err.to_string().contains("does not apply"), "{err}");
     assert!(matches!(s.set("m", "k", b"fresh"), Err(StoreError::Unreadable { .. })));
-    fs::remove_dir(dir.path().join("m").join("k")).unwrap();
-    assert_eq!(s.get("m", "k").unwrap(), None);
+    assert!(matches!(s.doc_get("m", "k", "a"), Err(StoreError::Unreadable { .. })));
+    conn.execute_batch("DELETE FROM patches").unwrap();
+    assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&br#"{"a":1}"#[..]));
 }
 
 #[test]
@@ -85,21 +106,10 @@ fn a_second_store_on_one_root_is_refused_naming_the_holder() {
     open(dir.path());
 }
 
-#[test]
-fn stale_temps_are_removed_at_open_and_never_listed() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("m/.hist")).unwrap();
-    fs::write(dir.path().join("m/.tmp-1-0-k"), b"half").unwrap();
-    fs::write(dir.path().join("m/.hist/.tmp-1-1-k"), b"half").unwrap();
-    fs::write(dir.path().join("m/k"), b"whole").unwrap();
-    let s = Store::open(dir.path(), true).unwrap();
-    assert!(!dir.path().join("m/.tmp-1-0-k").exists());
-    assert!(!dir.path().join("m/.hist/.tmp-1-1-k").exists());
-    assert_eq!(s.list("m", "").unwrap(), ["k"]);
-    assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"whole"[..]));
-    // A temp of a commit in progress (made here by hand) is never listed either.
-    fs::write(dir.path().join("m/.tmp-9-9-k2"), b"half").unwrap();
-    assert_eq!(s.list("m", "").unwrap(), ["k"]);
+fn backups(dir: &Path, key: &str) -> Vec<Vec<u8>> {
+    let conn = raw(dir);
+    let mut q = conn.prepare("SELECT value FROM history WHERE ns = 'm' AND key = ?1 ORDER BY slot").unwrap();
+    q.query_map([key], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
 #[test]
@@ -107,129 +117,197 @@ fn the_old_value_is_backed_up_whole_once_per_run_and_period() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());
     s.set("m", "p", b"first").unwrap();
-    assert!(!dir.path().join("m/.hist").exists(), "nothing to back up before the first value");
+    assert!(backups(dir.path(), "p").is_empty(), "nothing to back up before the first value");
     s.set("m", "p", b"second").unwrap();
     s.set("m", "p", b"third").unwrap();
-    let backups: Vec<_> = fs::read_dir(dir.path().join("m/.hist")).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(backups.len(), 1, "{backups:?}");
-    assert_eq!(fs::read(&backups[0]).unwrap(), b"first");
-    assert_eq!(s.list("m", "").unwrap(), ["p"]);
-    // A new run backs up again on its first write.
+    assert_eq!(backups(dir.path(), "p"), [b"first".to_vec()]);
+    // A new run backs up again on its first write (the slot follows the clock: look in every slot).
     drop(s);
     let s = open(dir.path());
     s.set("m", "p", b"fourth").unwrap();
-    // The slot follows the clock, so look in every slot.
-    let all: Vec<Vec<u8>> =
-        fs::read_dir(dir.path().join("m/.hist")).unwrap().map(|e| fs::read(e.unwrap().path()).unwrap()).collect();
-    assert!(all.iter().any(|b| b == b"third"), "{all:?}");
-}
-
-/// Which step of a commit fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    Create,
-    Write,
-    Sync,
-    Rename,
-    SyncDir,
-}
-
-/// The real file system, with one step set to fail.
-#[derive(Debug, Default)]
-struct Faulty {
-    fail: Mutex<Option<(Step, i32)>>,
-}
-
-impl Faulty {
-    fn check(&self, step: Step) -> std::io::Result<()> {
-        match *self.fail.lock().unwrap() {
-            Some((s, errno)) if s == step => Err(std::io::Error::from_raw_os_error(errno)),
-            _ => Ok(()),
-        }
-    }
-}
-
-struct FaultyFile {
-    inner: Box<dyn NewFile>,
-    backend: Arc<Faulty>,
-}
-
-impl NewFile for FaultyFile {
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        // Write half first, as a full disk does.
-        self.inner.write_all(&bytes[..bytes.len() / 2])?;
-        self.backend.check(Step::Write)?;
-        self.inner.write_all(&bytes[bytes.len() / 2..])
-    }
-    fn sync(&mut self) -> std::io::Result<()> {
-        self.backend.check(Step::Sync)?;
-        self.inner.sync()
-    }
-}
-
-#[derive(Debug)]
-struct FaultyFs(Arc<Faulty>);
-
-impl Backend for FaultyFs {
-    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        RealFs.read(path)
-    }
-    fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn NewFile>> {
-        self.0.check(Step::Create)?;
-        Ok(Box::new(FaultyFile { inner: RealFs.create_new(path)?, backend: self.0.clone() }))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        self.0.check(Step::Rename)?;
-        RealFs.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> std::io::Result<()> {
-        RealFs.remove(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
-        self.0.check(Step::SyncDir)?;
-        RealFs.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
-        RealFs.create_dir_all(dir)
-    }
-    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
-        RealFs.list(dir)
-    }
+    assert!(backups(dir.path(), "p").iter().any(|b| b == b"third"));
+    // A deletion backs up too, and a fold backs up the stored value it replaces.
+    drop(s);
+    let s = open(dir.path());
+    s.set("m", "d", br#"{"v":0}"#).unwrap();
+    drop(s);
+    let s = open(dir.path());
+    s.doc_patch("m", "d", "", br#"{"v":1}"#, None).unwrap();
+    s.compact().unwrap();
+    assert!(backups(dir.path(), "d").iter().any(|b| b == br#"{"v":0}"#), "{:?}", backups(dir.path(), "d"));
 }
 
 #[test]
-fn a_failure_at_any_step_is_an_error_keeps_the_old_value_and_the_store_works_on() {
-    const ENOSPC: i32 = 28;
-    const EIO: i32 = 5;
-    for step in [Step::Create, Step::Write, Step::Sync, Step::Rename, Step::SyncDir] {
-        for errno in [ENOSPC, EIO] {
-            let dir = tempfile::tempdir().unwrap();
-            let faults = Arc::new(Faulty::default());
-            let s = Store::open_with(dir.path(), true, Arc::new(FaultyFs(faults.clone()))).unwrap();
-            s.set("m", "k", b"old value").unwrap();
-            *faults.fail.lock().unwrap() = Some((step, errno));
-            let err = s.set("m", "k", b"new value").expect_err("the commit must fail");
-            assert!(matches!(err, StoreError::Io { .. }), "{step:?}: {err}");
-            let on_disk = fs::read(dir.path().join("m/k")).unwrap();
-            if step == Step::SyncDir {
-                // Only the last sync failed: the rename happened, and the error says so.
-                assert!(err.to_string().contains("in place"), "{err}");
-                assert_eq!(on_disk, b"new value");
-                assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"new value"[..]));
-            } else {
-                assert_eq!(on_disk, b"old value", "{step:?}");
-                assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"old value"[..]), "{step:?}");
-            }
-            let leftovers: Vec<_> = fs::read_dir(dir.path().join("m"))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(".tmp-"))
-                .collect();
-            assert!(leftovers.is_empty(), "{step:?}: {leftovers:?}");
-            *faults.fail.lock().unwrap() = None;
-            s.set("m", "k", b"after").unwrap();
-            assert_eq!(fs::read(dir.path().join("m/k")).unwrap(), b"after");
+fn a_full_disk_is_an_error_keeps_the_old_value_and_the_store_works_once_space_is_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set("m", "k", b"old").unwrap();
+    s.set("m", "d", br#"{"a":1}"#).unwrap();
+    // SQLite answers SQLITE_FULL when the file may not grow: what ENOSPC gives it too.
+    let pages: i64 = s.inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+    s.inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
+    let big = vec![b'x'; 1 << 20];
+    let err = s.set("m", "k", &big).unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err}");
+    assert!(err.to_string().contains("full"), "{err}");
+    let patch = format!(r#"{{"b":"{}"}}"#, "y".repeat(1 << 20));
+    assert!(matches!(s.doc_patch("m", "d", "", patch.as_bytes(), None), Err(StoreError::Io { .. })));
+    assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(s.doc_get("m", "d", "").unwrap().unwrap().value.as_ref(), br#"{"a":1}"#);
+    // Space freed: the same writes go through.
+    s.inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
+    s.set("m", "k", &big).unwrap();
+    s.doc_patch("m", "d", "", patch.as_bytes(), None).unwrap();
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.get("m", "k").unwrap().unwrap().len(), big.len());
+    assert_eq!(s.doc_get("m", "d", "a").unwrap().unwrap().value.as_ref(), b"1");
+}
+
+#[test]
+fn an_old_files_layout_is_imported_once_and_kept_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("emulator/.hist")).unwrap();
+    fs::create_dir_all(d.join("other")).unwrap();
+    fs::write(d.join("emulator/profile.1"), br#"{"_id":"1"}"#).unwrap();
+    fs::write(d.join("emulator/nicknames"), br#"{"a":"1"}"#).unwrap();
+    fs::write(d.join("emulator/.tmp-1-0-profile.1"), b"half").unwrap();
+    fs::write(d.join("emulator/.hist/profile.1.2"), br#"{"_id":"old"}"#).unwrap();
+    fs::write(d.join("other/k"), b"raw bytes").unwrap();
+    let s = open(d);
+    assert_eq!(s.namespaces().unwrap(), ["emulator", "other"]);
+    assert_eq!(s.list("emulator", "").unwrap(), ["nicknames", "profile.1"]);
+    assert_eq!(s.get("emulator", "profile.1").unwrap().as_deref(), Some(&br#"{"_id":"1"}"#[..]));
+    assert_eq!(s.get("other", "k").unwrap().as_deref(), Some(&b"raw bytes"[..]));
+    let history: Vec<u8> = raw(d)
+        .query_row("SELECT value FROM history WHERE ns = 'emulator' AND key = 'profile.1' AND slot = 2", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(history, br#"{"_id":"old"}"#);
+    // The old folders are kept, moved aside, with every file.
+    assert!(!d.join("emulator").exists());
+    assert_eq!(fs::read(d.join(".files-layout/emulator/profile.1")).unwrap(), br#"{"_id":"1"}"#);
+    assert!(d.join(".files-layout/other/k").exists());
+    s.set("emulator", "profile.1", b"new").unwrap();
+    drop(s);
+    // A crash between the import's commit and the moves: the next open only moves, never re-imports.
+    fs::create_dir_all(d.join("emulator")).unwrap();
+    fs::write(d.join("emulator/profile.1"), b"stale file").unwrap();
+    let s = open(d);
+    assert_eq!(s.get("emulator", "profile.1").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(fs::read(d.join(".files-layout/emulator.1/profile.1")).unwrap(), b"stale file");
+}
+
+#[test]
+fn an_unreadable_old_file_stops_the_open_with_its_name_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("m")).unwrap();
+    fs::write(dir.path().join("m/a"), b"kept").unwrap();
+    // A key whose file cannot be read (a link whose target is gone; root reads past permissions).
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("m/profile.1")).unwrap();
+    let err = Store::open(dir.path(), false).unwrap_err().to_string();
+    assert!(err.contains("profile.1"), "{err}");
+    assert!(dir.path().join("m/a").exists(), "the old folder must stay where it was");
+    // Fixed by the player (the link points at a file again): the next open imports both.
+    fs::write(dir.path().join("nowhere"), b"linked").unwrap();
+    let s = open(dir.path());
+    assert_eq!(s.get("m", "profile.1").unwrap().as_deref(), Some(&b"linked"[..]));
+    assert_eq!(s.get("m", "a").unwrap().as_deref(), Some(&b"kept"[..]));
+}
+
+#[test]
+fn documents_read_and_patch_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    assert_eq!(s.doc_get("m", "p", "a").unwrap(), None);
+    assert!(s.doc_keys("m", "p", "").unwrap().is_empty());
+    // The first patch makes the document.
+    let v1 = s.doc_patch("m", "p", "items.x1", br#"{"_tpl":"t","loc":{"x":1}}"#, None).unwrap();
+    let got = s.doc_get("m", "p", "items.x1.loc").unwrap().unwrap();
+    assert_eq!((got.value.as_ref(), got.version), (&br#"{"x":1}"#[..], v1));
+    assert_eq!(s.doc_get("m", "p", "items.nothing").unwrap().unwrap().value.as_ref(), b"null");
+    assert_eq!(s.doc_get("m", "p", "items.x1._tpl.deeper").unwrap().unwrap().value.as_ref(), b"null");
+    let v2 = s.doc_patch("m", "p", "items", br#"{"x2":{"_tpl":"u"},"x1":{"loc":null}}"#, Some(v1)).unwrap();
+    assert_eq!(s.doc_keys("m", "p", "items").unwrap(), ["x1", "x2"]);
+    assert_eq!(s.doc_get("m", "p", "items.x1").unwrap().unwrap().value.as_ref(), br#"{"_tpl":"t"}"#);
+    // Conditional patches conflict like set_if_version, and then change nothing.
+    let err = s.doc_patch("m", "p", "", br#"{"z":1}"#, Some(v1)).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    assert_eq!(s.get_versioned("m", "p").unwrap().unwrap().version, v2);
+    // The whole value reads back as the document.
+    let whole: Value = serde_json::from_slice(&s.get("m", "p").unwrap().unwrap()).unwrap();
+    assert_eq!(whole, json!({"items": {"x1": {"_tpl": "t"}, "x2": {"_tpl": "u"}}}));
+    // Errors name what and why, and change nothing.
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("items.x1._tpl.z", b"1", "not an object"),
+        ("", b"[1]", "must stay an object"),
+        ("items", b"{nope", "not valid JSON"),
+        ("bad\\q", b"1", "not an escape"),
+    ];
+    for (path, patch, why) in cases {
+        let err = s.doc_patch("m", "p", path, patch, None).unwrap_err();
+        assert!(matches!(err, StoreError::Document { .. }) && err.to_string().contains(why), "{path}: {err}");
+    }
+    assert!(matches!(s.doc_keys("m", "p", "items.x1._tpl"), Err(StoreError::Document { .. })));
+    s.set("m", "raw", b"not json").unwrap();
+    let err = s.doc_get("m", "raw", "a").unwrap_err();
+    assert!(err.to_string().contains("not a document"), "{err}");
+    assert_eq!(s.get_versioned("m", "p").unwrap().unwrap().version, v2);
+    // Patches survive a restart before any fold, and after one.
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(serde_json::from_slice::<Value>(&s.get("m", "p").unwrap().unwrap()).unwrap(), whole);
+    assert_eq!(s.compact().unwrap(), 1);
+    let left: i64 = raw(dir.path()).query_row("SELECT count(*) FROM patches", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(serde_json::from_slice::<Value>(&s.get("m", "p").unwrap().unwrap()).unwrap(), whole);
+}
+
+#[test]
+fn many_patches_are_folded_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    for i in 0..(doc::FOLD_AFTER_RECORDS * 3) {
+        s.doc_patch("m", "p", "", format!(r#"{{"n":{i}}}"#).as_bytes(), None).unwrap();
+    }
+    let conn = raw(dir.path());
+    let mut left = i64::MAX;
+    for _ in 0..500 {
+        left = conn.query_row("SELECT count(*) FROM patches", [], |r| r.get(0)).unwrap();
+        if left < i64::from(doc::FOLD_AFTER_RECORDS) {
+            break;
         }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(left < i64::from(doc::FOLD_AFTER_RECORDS), "{left} patch records were never folded");
+    assert_eq!(s.doc_get("m", "p", "n").unwrap().unwrap().value.as_ref(), format!("{}", doc::FOLD_AFTER_RECORDS * 3 - 1).as_bytes());
+}
+
+#[test]
+fn concurrent_commits_share_transactions_and_none_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Arc::new(Store::open(dir.path(), true).unwrap());
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    s.set("m", &format!("k{t}"), format!("{i}").as_bytes()).unwrap();
+                    s.doc_patch("m", "shared", "", format!(r#"{{"t{t}":{i}}}"#).as_bytes(), None).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    drop(Arc::into_inner(s).unwrap());
+    let s = open(dir.path());
+    for t in 0..8 {
+        assert_eq!(s.get("m", &format!("k{t}")).unwrap().as_deref(), Some(&b"19"[..]));
+        assert_eq!(s.doc_get("m", "shared", &format!("t{t}")).unwrap().unwrap().value.as_ref(), b"19");
     }
 }
 
@@ -263,6 +341,90 @@ mod model {
             any::<u8>().prop_map(Op::List),
             Just(Op::Restart),
         ]
+    }
+
+    /// A document step: a merge patch at a path, a whole write, a fold, a read, or a restart.
+    #[derive(Debug, Clone)]
+    enum DocOp {
+        Patch(Vec<&'static str>, Value),
+        Set(Value),
+        Compact,
+        Read(Vec<&'static str>),
+        Restart,
+    }
+
+    fn names() -> impl Strategy<Value = Vec<&'static str>> {
+        prop::collection::vec(prop::sample::select(vec!["a", "b", "c.d", "e"]), 0..3)
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0i64..100).prop_map(Value::from),
+            "[a-z]{0,4}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c.d", "e"]), inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+        })
+    }
+
+    fn doc_op() -> impl Strategy<Value = DocOp> {
+        prop_oneof![
+            4 => (names(), json_value()).prop_map(|(p, v)| DocOp::Patch(p, v)),
+            1 => json_value().prop_map(|v| DocOp::Set(json!({ "base": v }))),
+            1 => Just(DocOp::Compact),
+            2 => names().prop_map(DocOp::Read),
+            1 => Just(DocOp::Restart),
+        ]
+    }
+
+    /// RFC 7396, on serde_json values: the naive model.
+    fn merge(target: &mut Value, patch: &Value) {
+        let Value::Object(members) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        if !target.is_object() {
+            *target = json!({});
+        }
+        let object = target.as_object_mut().unwrap();
+        for (name, value) in members {
+            if value.is_null() {
+                object.remove(name);
+            } else {
+                merge(object.entry(name.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+
+    /// The model's patch at a path: parents are created, a parent that is not an object refuses.
+    fn patch_at(doc: &Value, names: &[&str], patch: &Value) -> Option<Value> {
+        let mut next = doc.clone();
+        let mut at = &mut next;
+        for (i, name) in names.iter().enumerate() {
+            let object = at.as_object_mut()?;
+            let last = i + 1 == names.len();
+            if last && patch.is_null() {
+                object.remove(*name);
+                return Some(next);
+            }
+            let child = object.entry(name.to_string()).or_insert_with(|| json!({}));
+            if !last && !child.is_object() {
+                return None;
+            }
+            at = child;
+        }
+        if names.is_empty() && !patch.is_object() {
+            return None;
+        }
+        merge(at, patch);
+        Some(next)
+    }
+
+    fn read(doc: &Value, names: &[&str]) -> Value {
+        names.iter().try_fold(doc, |at, name| at.get(name)).cloned().unwrap_or(Value::Null)
     }
 
     proptest! {
@@ -307,6 +469,54 @@ mod model {
                         store = Some(open(dir.path()));
                     }
                 }
+            }
+        }
+
+        #[test]
+        fn a_document_answers_as_patches_applied_to_serde_json(ops in prop::collection::vec(doc_op(), 1..40)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = Some(open(dir.path()));
+            let mut model: Option<Value> = None;
+            for op in ops {
+                let s = store.as_ref().unwrap();
+                match op {
+                    DocOp::Patch(names, patch) => {
+                        let path = modhost_db::join_path(&names);
+                        let answer = s.doc_patch("ns", "doc", &path, patch.to_string().as_bytes(), None);
+                        match patch_at(model.as_ref().unwrap_or(&json!({})), &names, &patch) {
+                            Some(next) => {
+                                prop_assert!(answer.is_ok(), "{:?}", answer);
+                                model = Some(next);
+                            }
+                            None => prop_assert!(matches!(answer, Err(StoreError::Document { .. })), "{:?}", answer),
+                        }
+                    }
+                    DocOp::Set(value) => {
+                        s.set("ns", "doc", value.to_string().as_bytes()).unwrap();
+                        model = Some(value);
+                    }
+                    DocOp::Compact => {
+                        s.compact().unwrap();
+                    }
+                    DocOp::Read(names) => {
+                        let path = modhost_db::join_path(&names);
+                        let got = s.doc_get("ns", "doc", &path).unwrap();
+                        match &model {
+                            None => prop_assert!(got.is_none()),
+                            Some(doc) => {
+                                let got: Value = serde_json::from_slice(&got.unwrap().value).unwrap();
+                                prop_assert_eq!(got, read(doc, &names));
+                            }
+                        }
+                    }
+                    DocOp::Restart => {
+                        drop(store.take());
+                        store = Some(open(dir.path()));
+                    }
+                }
+                let whole = store.as_ref().unwrap().get("ns", "doc").unwrap();
+                let whole: Option<Value> = whole.map(|b| serde_json::from_slice(&b).unwrap());
+                prop_assert_eq!(&whole, &model);
             }
         }
     }

@@ -1,0 +1,165 @@
+//! Documents: a stored value that is a JSON object, read and changed by path without moving the whole
+//! value. The parsed document is the db engine's immutable tree ([`Snapshot`]): a path read costs the
+//! path (and answers a shared slice of the stored text when no patch touched it), and a merge patch
+//! builds new nodes only along its path. A patch is committed as one small record in `patches`; the
+//! maintenance thread (`fold.rs`) folds records into the stored whole value later, off the request path.
+//! On load, the stored value plus its records in order is exactly the last acknowledged document.
+
+use crate::{Entry, Id, Known, MAX_VALUE_BYTES, Store, StoreError, Versioned, check_expected, check_key};
+use bytes::Bytes;
+use modhost_db::{DbError, Patch, Snapshot};
+use rusqlite::{Connection, params};
+
+/// Patch records past which a key is folded (its whole value rewritten without them).
+pub(crate) const FOLD_AFTER_RECORDS: u32 = 64;
+/// Bytes of patch records past which a key is folded.
+pub(crate) const FOLD_AFTER_BYTES: usize = 1 << 20;
+
+/// One patch record of the `patches` table.
+pub(crate) struct Record {
+    pub(crate) seq: i64,
+    path: String,
+    patch: String,
+}
+
+impl Record {
+    pub(crate) fn len(&self) -> usize {
+        self.path.len() + self.patch.len()
+    }
+
+    pub(crate) fn apply(&self, doc: &Snapshot) -> Result<Snapshot, DbError> {
+        doc.patched(&Patch::parse(&self.path, &self.patch)?)
+    }
+}
+
+/// The key's patch records, oldest first.
+pub(crate) fn pending(conn: &Connection, id: &Id) -> rusqlite::Result<Vec<Record>> {
+    let mut query = conn.prepare_cached("SELECT seq, path, patch FROM patches WHERE ns = ?1 AND key = ?2 ORDER BY seq")?;
+    let rows = query.query_map(params![id.0, id.1], |row| {
+        let patch = crate::sql::bytes(row, 2)?;
+        Ok(Record { seq: row.get(0)?, path: row.get(1)?, patch: String::from_utf8_lossy(&patch).into_owned() })
+    })?;
+    rows.collect()
+}
+
+/// Parses a stored value as a document.
+pub(crate) fn parse(key: &str, bytes: Bytes) -> Result<Snapshot, StoreError> {
+    Snapshot::parse(bytes, "the value")
+        .map_err(|e| StoreError::Document { key: key.to_owned(), reason: format!("{e}, so it is not a document") })
+}
+
+fn document_error(key: &str) -> impl Fn(DbError) -> StoreError {
+    move |e| StoreError::Document { key: key.to_owned(), reason: e.to_string() }
+}
+
+impl Store {
+    /// The JSON text at `path` in the document under `key`, with the key's version; `None` when the
+    /// key is absent. A path that names nothing answers `null`; the empty path, the whole document.
+    pub fn doc_get(&self, namespace: &str, key: &str, path: &str) -> Result<Option<Versioned>, StoreError> {
+        let Some((doc, version)) = self.document(namespace, key)? else { return Ok(None) };
+        let value = if path.is_empty() {
+            doc.text()
+        } else {
+            match doc.get(path) {
+                Ok(text) => text,
+                Err(DbError::NotFound { .. }) => Bytes::from_static(b"null"),
+                Err(e) => return Err(document_error(key)(e)),
+            }
+        };
+        Ok(Some(Versioned { value, version }))
+    }
+
+    /// The member names of the object at `path` in the document under `key`, in document order; empty
+    /// when the key or the path names nothing.
+    pub fn doc_keys(&self, namespace: &str, key: &str, path: &str) -> Result<Vec<String>, StoreError> {
+        let Some((doc, _)) = self.document(namespace, key)? else { return Ok(Vec::new()) };
+        let found = if path.is_empty() { Ok(doc.root_keys()) } else { doc.keys(path) };
+        match found {
+            Ok(keys) => Ok(keys),
+            Err(DbError::NotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(document_error(key)(e)),
+        }
+    }
+
+    /// Applies `patch` (JSON) as an RFC 7396 merge patch at `path` in the document under `key`, as one
+    /// atomic commit, only if the key is at `expected` when that is given. An absent key becomes the
+    /// patched `{}`. Answers the new version.
+    pub fn doc_patch(
+        &self,
+        namespace: &str,
+        key: &str,
+        path: &str,
+        patch: &[u8],
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        check_key(namespace)?;
+        check_key(key)?;
+        if patch.len() > MAX_VALUE_BYTES {
+            return Err(StoreError::TooLarge { key: key.to_owned(), len: patch.len() });
+        }
+        let text = std::str::from_utf8(patch)
+            .map_err(|e| StoreError::Document { key: key.to_owned(), reason: format!("the patch is not UTF-8: {e}") })?;
+        let parsed = Patch::parse(path, text).map_err(document_error(key))?;
+        let inner = &self.inner;
+        let id: Id = (namespace.to_owned(), key.to_owned());
+        let _stripe = inner.stripe(&id);
+        let current = inner.entry_locked(&id)?;
+        check_expected(key, current.as_ref(), expected.map(Some))?;
+        let Some(current) = current else {
+            // The first patch of a key makes a whole value: there is no stored value to patch yet.
+            let doc = parse(key, Bytes::from_static(b"{}"))?.patched(&parsed).map_err(document_error(key))?;
+            let (version, _) = inner.write_locked(&id, Some(&doc.text()), None)?;
+            inner.update_entry(&id, version, |e| e.doc = Some(doc));
+            return Ok(version);
+        };
+        let base = match &current.doc {
+            Some(doc) => doc.clone(),
+            None => parse(key, current.bytes.clone().unwrap_or_default())?,
+        };
+        let next = base.patched(&parsed).map_err(document_error(key))?;
+        let pending_bytes = current.pending_bytes + path.len() + patch.len();
+        if current.stored + pending_bytes > MAX_VALUE_BYTES {
+            return Err(StoreError::TooLarge { key: key.to_owned(), len: current.stored + pending_bytes });
+        }
+        let (ns, k, p, body) = (id.0.clone(), id.1.clone(), path.to_owned(), patch.to_vec());
+        let seq = inner
+            .commit(Box::new(move |conn| {
+                conn.prepare_cached("INSERT INTO patches (ns, key, path, patch) VALUES (?1, ?2, ?3, ?4)")?
+                    .execute(params![ns, k, p, body])?;
+                Ok(conn.last_insert_rowid())
+            }))
+            .map_err(crate::io_error("write", key))?;
+        let version = inner.new_version(&id);
+        let entry = Entry {
+            version,
+            bytes: None,
+            doc: Some(next),
+            pending: current.pending + 1,
+            pending_bytes,
+            last_seq: seq,
+            stored: current.stored,
+            epoch: current.epoch,
+        };
+        let fold = entry.pending >= FOLD_AFTER_RECORDS || entry.pending_bytes >= FOLD_AFTER_BYTES;
+        inner.remember(id.clone(), Known::Present(entry));
+        if fold {
+            self.maintenance.fold_soon(id);
+        }
+        Ok(version)
+    }
+
+    /// The key's parsed document and version, parsing (and caching) it on first use.
+    fn document(&self, namespace: &str, key: &str) -> Result<Option<(Snapshot, u64)>, StoreError> {
+        check_key(namespace)?;
+        check_key(key)?;
+        let id: Id = (namespace.to_owned(), key.to_owned());
+        let Some(entry) = self.inner.entry(&id)? else { return Ok(None) };
+        if let Some(doc) = entry.doc {
+            return Ok(Some((doc, entry.version)));
+        }
+        let doc = parse(key, entry.bytes.unwrap_or_default())?;
+        let parsed = doc.clone();
+        self.inner.update_entry(&id, entry.version, move |e| e.doc = Some(parsed));
+        Ok(Some((doc, entry.version)))
+    }
+}

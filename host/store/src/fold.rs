@@ -1,0 +1,161 @@
+//! The maintenance thread: folds a document's patch records into its stored whole value, and
+//! checkpoints the write-ahead log, both off the request path.
+//!
+//! A fold serializes the document (the expensive part) without any lock, then, under the key's stripe,
+//! checks that no whole write came in between (the entry's epoch) and commits: the old stored value to
+//! the backup ring if due, the new whole value, and the deletion of exactly the records it includes.
+//! Records written while it serialized stay, and still apply on top after a restart.
+//!
+//! A checkpoint copies the log's pages into the database file. With `wal_autocheckpoint` off, this
+//! thread runs one (PASSIVE: it never blocks a writer) a second after commits, so no request pays.
+
+use crate::{Id, Inner, Known, MAX_VALUE_BYTES, StoreError, backup_slot};
+use rusqlite::{Connection, params};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Keys waiting to be folded; past it a request does not wait: its key is asked again at its next patch.
+const QUEUE: usize = 1024;
+/// How long after a commit the log is checkpointed.
+const CHECKPOINT_AFTER: Duration = Duration::from_secs(1);
+
+/// The handle on the thread; dropping it stops the thread (after the fold in progress).
+#[derive(Debug)]
+pub(crate) struct Maintenance {
+    tx: Option<SyncSender<Id>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Maintenance {
+    pub(crate) fn start(inner: Arc<Inner>, checkpointer: Connection) -> Maintenance {
+        let (tx, rx) = sync_channel(QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("store-maintenance".to_owned())
+            .spawn(move || run(&inner, &rx, &checkpointer))
+            .ok();
+        if thread.is_none() {
+            tracing::warn!("the store's maintenance thread did not start: documents are folded only at `compact`");
+        }
+        Maintenance { tx: Some(tx), thread }
+    }
+
+    /// Asks for `id` to be folded soon.
+    pub(crate) fn fold_soon(&self, id: Id) {
+        if let Some(tx) = &self.tx
+            && let Err(TrySendError::Full(_)) = tx.try_send(id)
+        {
+            tracing::debug!("the store's fold queue is full; the key is folded at a later patch");
+        }
+    }
+
+    /// Folds every key with patch records, now, then checkpoints. Answers how many were folded.
+    pub(crate) fn fold_all(&self, inner: &Inner) -> Result<usize, StoreError> {
+        let list = |e: rusqlite::Error| StoreError::Io { op: "list", key: "patch records".into(), reason: e.to_string() };
+        let ids: Vec<Id> = {
+            let reader = inner.reader();
+            let mut query = reader.prepare_cached("SELECT DISTINCT ns, key FROM patches").map_err(list)?;
+            query.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).map_err(list)?.collect::<Result<_, _>>().map_err(list)?
+        };
+        let mut folded = 0;
+        for id in &ids {
+            inner.entry(id)?;
+            if fold(inner, id)? {
+                folded += 1;
+            }
+        }
+        let reader = inner.reader();
+        reader
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(|e| StoreError::Io { op: "checkpoint", key: "the log".into(), reason: e.to_string() })?;
+        Ok(folded)
+    }
+}
+
+impl Drop for Maintenance {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
+    let mut checkpointed_at = inner.commits.load(Ordering::Relaxed);
+    let mut last = Instant::now();
+    loop {
+        match rx.recv_timeout(CHECKPOINT_AFTER) {
+            Ok(id) => {
+                if let Err(e) = fold(inner, &id) {
+                    tracing::warn!("could not fold the patches of `{}/{}`: {e}", id.0, id.1);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        let commits = inner.commits.load(Ordering::Relaxed);
+        if commits != checkpointed_at && last.elapsed() >= CHECKPOINT_AFTER {
+            if let Err(e) = checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                tracing::warn!("could not checkpoint the store's log: {e}");
+            }
+            checkpointed_at = commits;
+            last = Instant::now();
+        }
+    }
+    // Leave a short log behind: the next open has less to read.
+    let _ = checkpointer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// Folds one key's records, if it is cached with some. Answers whether it folded.
+fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
+    let Some(Known::Present(seen)) = inner.state().cache.get(id).cloned() else { return Ok(false) };
+    let Some(doc) = seen.doc.as_ref().filter(|_| seen.pending > 0) else { return Ok(false) };
+    let text = doc.text();
+    if text.len() > MAX_VALUE_BYTES {
+        // Patches are refused before a document passes the cap, so this is the estimate's slack; the
+        // records stay and remain correct.
+        return Ok(false);
+    }
+    let _stripe = inner.stripe(id);
+    let Some(Known::Present(now)) = inner.state().cache.get(id).cloned() else { return Ok(false) };
+    if now.epoch != seen.epoch {
+        return Ok(false);
+    }
+    let backup = inner.backup_due(id);
+    let (ns, key, value, upto) = (id.0.clone(), id.1.clone(), text.clone(), seen.last_seq);
+    inner
+        .commit(Box::new(move |conn| {
+            if backup {
+                let (slot, millis) = backup_slot();
+                conn.prepare_cached(
+                    "INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value)
+                     SELECT ns, key, ?3, ?4, value FROM kv WHERE ns = ?1 AND key = ?2",
+                )?
+                .execute(params![ns, key, slot, millis])?;
+            }
+            conn.prepare_cached("UPDATE kv SET value = ?3 WHERE ns = ?1 AND key = ?2")?
+                .execute(params![ns, key, value.as_ref()])?;
+            conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2 AND seq <= ?3")?
+                .execute(params![ns, key, upto])
+                .map(|n| n as i64)
+        }))
+        .map_err(crate::io_error("fold", &id.1))?;
+    if backup {
+        inner.backed_up(id);
+    }
+    let mut state = inner.state();
+    if let Some(Known::Present(entry)) = state.cache.get_mut(id)
+        && entry.epoch == seen.epoch
+    {
+        entry.pending -= seen.pending;
+        entry.pending_bytes -= seen.pending_bytes;
+        entry.stored = text.len();
+        if entry.version == seen.version {
+            entry.bytes = Some(text);
+        }
+    }
+    Ok(true)
+}
