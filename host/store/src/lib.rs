@@ -255,6 +255,26 @@ impl Store {
         Ok(keys)
     }
 
+    /// The namespaces that hold at least one key, sorted.
+    pub fn namespaces(&self) -> Result<Vec<String>, StoreError> {
+        let io = |source| StoreError::Io { op: "list", key: self.dir.display().to_string(), source };
+        let mut namespaces = Vec::new();
+        for name in self.backend.list(&self.dir).map_err(io)? {
+            if check_key(&name).is_err() {
+                continue;
+            }
+            match self.list(&name, "") {
+                Ok(keys) if !keys.is_empty() => namespaces.push(name),
+                Ok(_) => {}
+                // A stray file beside the namespaces is not one.
+                Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotADirectory => {}
+                Err(e) => return Err(e),
+            }
+        }
+        namespaces.sort();
+        Ok(namespaces)
+    }
+
     /// Whether commits fsync (survive power loss).
     pub fn durable(&self) -> bool {
         self.durable
