@@ -133,13 +133,18 @@ fn profile(uid: &str, nickname: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-fn root() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
+/// A fresh root, and this file's tests one at a time: a `Store` a test opens in this process (to
+/// seed, to read back, to hold the lock) is inherited by any child another test's thread forks, until
+/// that child execs, so a command run right after the `Store` is dropped could still find it held.
+fn root() -> (std::sync::MutexGuard<'static, ()>, tempfile::TempDir) {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    (serial, tempfile::tempdir().unwrap())
 }
 
 #[test]
 fn put_get_list_and_delete_round_trip_values_byte_for_byte() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let files = tempfile::tempdir().unwrap();
     let binary: Vec<u8> = (0..=255u8).chain(*b"\r\n\0 end").collect();
@@ -186,7 +191,7 @@ fn put_get_list_and_delete_round_trip_values_byte_for_byte() {
 
 #[test]
 fn an_exported_namespace_edited_with_ordinary_tools_imports_back_with_exactly_the_edits() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let key = format!("profile.{UID}");
     let session = b"{\"uid\":\"0123456789abcdef01234567\"}";
@@ -245,7 +250,7 @@ fn an_exported_namespace_edited_with_ordinary_tools_imports_back_with_exactly_th
 
 #[test]
 fn an_import_with_a_file_that_cannot_be_a_key_writes_nothing_and_names_every_such_file() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let f = folder.path();
@@ -278,7 +283,7 @@ fn an_import_with_a_file_that_cannot_be_a_key_writes_nothing_and_names_every_suc
 
 #[test]
 fn keys_and_namespaces_outside_the_key_rules_are_refused_naming_them() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let long = "k".repeat(181);
     for key in ["a/b", "../escape", ".hidden", "", long.as_str(), "sp ace", "naïve"] {
@@ -300,7 +305,7 @@ fn keys_and_namespaces_outside_the_key_rules_are_refused_naming_them() {
 
 #[test]
 fn an_emulator_profile_the_game_could_not_read_is_refused_unless_raw() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let files = tempfile::tempdir().unwrap();
     let file = |name: &str, bytes: &[u8]| {
@@ -355,7 +360,7 @@ fn an_emulator_profile_the_game_could_not_read_is_refused_unless_raw() {
 
 #[test]
 fn missing_unreadable_and_too_large_inputs_are_refused_naming_them() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let files = tempfile::tempdir().unwrap();
     let missing = files.path().join("missing.json");
@@ -385,7 +390,7 @@ fn missing_unreadable_and_too_large_inputs_are_refused_naming_them() {
 
 #[test]
 fn every_command_refuses_while_the_store_is_held_naming_the_holder() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("k"), b"from a file").unwrap();
@@ -415,7 +420,7 @@ fn every_command_refuses_while_the_store_is_held_naming_the_holder() {
 
 #[test]
 fn a_running_server_keeps_the_cli_out_until_it_stops() {
-    let dir = root();
+    let (_serial, dir) = root();
     let root = dir.path().to_str().unwrap();
     let mut server = ServeChild::spawn(&modhost(), dir.path(), &[]).unwrap();
     let holder = format!("a modhost (pid {}) holds the store", server.pid());
