@@ -334,6 +334,7 @@ fn an_emulator_profile_the_game_could_not_read_is_refused_unless_raw() {
     ok(&["put", "--root", root, "othermod", "profile.x", &not_json], b"");
     let ran = ok(&["put", "--root", root, "emulator", "profile.bob", &good], b"");
     assert!(ran.stderr.contains("warning: the emulator plays only profiles under"), "{}", ran.stderr);
+    assert_eq!(ran.stderr.matches("will never select `profile.bob`").count(), 1, "{}", ran.stderr);
     assert_eq!(
         contents(dir.path()),
         BTreeMap::from([
@@ -356,6 +357,11 @@ fn an_emulator_profile_the_game_could_not_read_is_refused_unless_raw() {
     assert_eq!(contents(dir.path()), before, "nothing was written");
     ok(&["import", "--root", root, "emulator", folder.path().to_str().unwrap(), "--raw"], b"");
     assert_eq!(contents(dir.path())[&("emulator".to_owned(), format!("profile.{UID2}"))], b"{ broken");
+    // A profile under a key the game never selects is stored, with one warning.
+    std::fs::remove_file(folder.path().join(format!("profile.{UID2}"))).unwrap();
+    std::fs::write(folder.path().join("profile.carol"), profile(UID, "Carol")).unwrap();
+    let ran = ok(&["import", "--root", root, "emulator", folder.path().to_str().unwrap()], b"");
+    assert_eq!(ran.stderr.matches("will never select `profile.carol`").count(), 1, "{}", ran.stderr);
 }
 
 #[test]

@@ -155,6 +155,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             if !raw {
                 check_value(&namespace, &key, &value, &shown)?;
             }
+            warn_if_unplayable(&namespace, &key);
             let store = open(&root.root)?;
             let old =
                 store.get(&namespace, &key).with_context(|| format!("reading the old `{key}` in `{namespace}`"))?;
@@ -305,13 +306,18 @@ fn check_value(namespace: &str, key: &str, value: &[u8], shown: &str) -> anyhow:
             ),
             None => {}
         }
-    } else {
-        eprintln!(
-            "warning: the emulator plays only profiles under `{PROFILE}<24 hex digits>`; `{key}` is stored, \
-             but the game will not select it"
-        );
     }
     Ok(())
+}
+
+/// Says so when `key` looks like an emulator profile the game will never select (printed once per key).
+fn warn_if_unplayable(namespace: &str, key: &str) {
+    if namespace == EMULATOR && key.strip_prefix(PROFILE).is_some_and(|uid| !is_uid(uid)) {
+        eprintln!(
+            "warning: the emulator plays only profiles under `{PROFILE}<24 hex digits>`: it will never \
+             select `{key}`"
+        );
+    }
 }
 
 /// 24 hex digits: every profile id the game makes.
@@ -395,7 +401,10 @@ fn import_plan(namespace: &str, dir: &Path, raw: bool) -> anyhow::Result<Vec<Str
             continue;
         }
         match load_file(namespace, name, &entry.path(), raw) {
-            Ok(_) => keys.push(name.to_owned()),
+            Ok(_) => {
+                warn_if_unplayable(namespace, name);
+                keys.push(name.to_owned());
+            }
             Err(e) => refused.push(format!("  {name}: {e:#}")),
         }
     }
