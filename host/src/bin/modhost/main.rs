@@ -11,6 +11,7 @@ mod mods;
 mod new;
 mod reload;
 mod serve;
+mod store;
 mod test_runner;
 
 use anyhow::Context as _;
@@ -45,6 +46,9 @@ enum Command {
     /// Run a mod's test binary (a wasm32-wasip2 command) with a generated db and a scratch store: the
     /// `cargo test` runner `modhost new` sets up. Exits with the tests' exit code (101 on a panic).
     TestRunner(test_runner::Args),
+    /// Read and change the store of a root while no server runs on it: list, get, put and delete
+    /// values, export a namespace as one file per key and import such a folder (a player's profiles).
+    Store(store::Args),
 }
 
 fn main() {
@@ -64,6 +68,7 @@ fn main() {
         Command::Reload(args) => reload::run(args),
         Command::New(args) => new::run(args),
         Command::TestRunner(args) => test_runner::run(args),
+        Command::Store(args) => store::run(args),
     };
     if let Err(e) = result {
         // `{:#}` is the error and its causes on one line; `{:?}` (what returning it from `main` prints)
