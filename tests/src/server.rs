@@ -120,6 +120,16 @@ impl TestServer {
         self.shutdown().await
     }
 
+    /// Stops the server and opens its store, as `modhost store` would: to look at what it wrote.
+    pub async fn stop_and_open_store(mut self) -> anyhow::Result<StoppedStore> {
+        self.shutdown().await?;
+        // The app holds the store (and its lock) until it is dropped.
+        let root = self.root.clone();
+        drop(self);
+        let store = modhost_store::Store::open(&root.path().join("store"), false)?;
+        Ok(StoppedStore { store, _root: root })
+    }
+
     async fn shutdown(&mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -129,6 +139,13 @@ impl TestServer {
         }
         Ok(())
     }
+}
+
+/// The store of a stopped [`TestServer`], with its root kept alive.
+pub struct StoppedStore {
+    /// The store.
+    pub store: modhost_store::Store,
+    _root: Arc<tempfile::TempDir>,
 }
 
 impl Drop for TestServer {

@@ -24,8 +24,8 @@ async fn concurrent_increments_on_one_session_are_never_lost() {
     }
     seen.sort_unstable();
     assert_eq!(seen, (1..=N).collect::<Vec<_>>(), "each increment saw the one before it");
-    let stored = std::fs::read_to_string(server.root().join("store/fx/counter")).unwrap();
-    assert_eq!(stored, N.to_string());
+    let stored = server.stop_and_open_store().await.unwrap();
+    assert_eq!(stored.store.get("fx", "counter").unwrap().as_deref(), Some(N.to_string().as_bytes()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

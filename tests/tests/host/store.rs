@@ -17,9 +17,9 @@ async fn store_values_survive_a_restart() {
     let server = again.start().await.unwrap();
     let reply = send(server.addr, &Call::post("/hello/visits", b"{}").session(SESSION)).await.unwrap();
     assert_eq!(reply.json()["data"]["visits"], 3);
-    // The value is an ordinary file a player can read and back up.
-    let path = server.root().join("store/hello").join(format!("visits.{SESSION}"));
-    assert_eq!(std::fs::read_to_string(path).unwrap(), "3");
+    // The value is what `modhost store get` shows a player.
+    let stored = server.stop_and_open_store().await.unwrap();
+    assert_eq!(stored.store.get("hello", &format!("visits.{SESSION}")).unwrap().as_deref(), Some(&b"3"[..]));
 }
 
 #[tokio::test]
@@ -46,57 +46,108 @@ async fn set_if_version_reaches_a_mod_and_a_stale_version_conflicts() {
     assert_eq!(got["value"], 3, "{got}");
 }
 
-/// Kill torture: a child commits self-describing values in a loop and is SIGKILLed at jittered moments;
-/// after every kill the key holds exactly one whole value. Some kills must land inside a commit (a
-/// leftover temp), so the test cannot pass vacuously; the control phase (in-place writes) must show
-/// torn values, so the check is shown able to fail.
+/// Kill torture: a child commits whole values and document patches in a loop, saying before and after
+/// each commit what it commits, and is SIGKILLed at jittered moments once it is committing. After every
+/// kill the reopened store holds one whole value, never older than the last acknowledged commit nor newer
+/// than the last one begun, and the document is exactly its patches applied up to such a point. Kills
+/// that landed between a commit's start and its answer are counted and must be many, so the test cannot
+/// pass vacuously; the control (plain in-place writes) must show torn values, so the check can fail.
 #[test]
-fn a_killed_writer_never_leaves_a_torn_value() {
-    let (atomic_torn, atomic_inside, atomic_checked) = torture("atomic", 500);
-    assert_eq!(atomic_torn, 0, "torn values after commits through the store");
-    assert!(atomic_inside > 0, "no kill landed inside a commit ({atomic_checked} checked): the test proved nothing");
-    let (control_torn, _, control_checked) = torture("in-place", 150);
-    assert!(
-        control_torn > 0,
-        "in-place writes were never caught torn ({control_checked} checked): the check cannot fail"
-    );
-    eprintln!(
-        "kill torture: atomic {atomic_checked} kills checked, {atomic_inside} inside a commit, 0 torn; \
-         in-place {control_checked} checked, {control_torn} torn"
-    );
+fn a_killed_writer_never_leaves_a_torn_or_lost_commit() {
+    for mode in ["default", "durable"] {
+        let t = torture(mode, 1000);
+        assert_eq!(t.torn, 0, "{mode}: torn or lost commits: {t:?}");
+        assert!(t.inside > 100, "{mode}: too few kills landed inside a commit: {t:?}");
+        eprintln!("kill torture ({mode}): {t:?}");
+    }
+    let control = torture("in-place", 150);
+    assert!(control.torn > 0, "in-place writes were never caught torn: the check cannot fail ({control:?})");
+    eprintln!("kill torture control (in-place): {control:?}");
 }
 
-/// Runs `kills` rounds in `mode`; answers (torn values seen, kills that left a temp, values checked).
-fn torture(mode: &str, kills: u32) -> (u32, u32, u32) {
+#[derive(Debug, Default)]
+struct Torture {
+    /// Kills after which the store was checked.
+    checked: u32,
+    /// Kills that landed after a commit began and before it was answered.
+    inside: u32,
+    /// Checks that found a torn value, or one older than acknowledged, or a wrong document.
+    torn: u32,
+}
+
+/// The last `B`egun and `A`cknowledged sequence numbers of kind `S` (whole writes) or `P` (patches) in
+/// a child's output.
+fn last(lines: &[String], mark: &str, kind: &str) -> Option<u64> {
+    lines.iter().rev().find_map(|l| l.strip_prefix(&format!("{mark} {kind} "))?.parse().ok())
+}
+
+/// Runs `kills` rounds in `mode`.
+fn torture(mode: &str, kills: u32) -> Torture {
+    use modhost_tests::torture::{doc_after, is_whole, seq_of};
+    use std::io::{BufRead, BufReader, Read};
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("ns/key");
-    let (mut torn, mut inside, mut checked) = (0, 0, 0);
+    let mut t = Torture::default();
+    let (mut acked_s, mut acked_p) = (0u64, 0u64);
     let mut jitter = 0x2545_f491_4f6c_dd1du64;
     for _ in 0..kills {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_store-child"))
             .arg(dir.path())
             .arg(mode)
+            .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("spawning store-child");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        // Wait for the first acknowledged commit (bounded: the child writes one within milliseconds).
+        let mut lines = Vec::new();
+        for _ in 0..8 {
+            let mut line = String::new();
+            if out.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let started = line.starts_with('A');
+            lines.push(line.trim().to_owned());
+            if started {
+                break;
+            }
+        }
         jitter ^= jitter << 13;
         jitter ^= jitter >> 7;
         jitter ^= jitter << 17;
-        std::thread::sleep(Duration::from_micros(3_000 + jitter % 12_000));
+        std::thread::sleep(Duration::from_micros(jitter % 4_000));
         child.kill().expect("SIGKILL");
         child.wait().expect("reaping store-child");
-        let temps = std::fs::read_dir(dir.path().join("ns"))
-            .map(|d| d.filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-")).count())
-            .unwrap_or(0);
-        if temps > 0 {
-            inside += 1;
+        let mut rest = String::new();
+        let _ = out.read_to_string(&mut rest);
+        lines.extend(rest.lines().map(str::to_owned));
+        if lines.last().is_some_and(|l| l.starts_with('B')) {
+            t.inside += 1;
         }
-        if let Ok(bytes) = std::fs::read(&key) {
-            checked += 1;
-            if !modhost_tests::torture::is_whole(&bytes) {
-                torn += 1;
+        t.checked += 1;
+        if mode == "in-place" {
+            if std::fs::read(dir.path().join("ns/key")).is_ok_and(|b| !is_whole(&b)) {
+                t.torn += 1;
             }
+            continue;
         }
+        let (begun_s, begun_p) = (last(&lines, "B", "S").unwrap_or(acked_s), last(&lines, "B", "P").unwrap_or(acked_p));
+        acked_s = last(&lines, "A", "S").unwrap_or(acked_s);
+        acked_p = last(&lines, "A", "P").unwrap_or(acked_p);
+        let store = modhost_store::Store::open(dir.path(), false).expect("reopening after a kill");
+        let whole = store.get("ns", "key").unwrap().unwrap_or_default();
+        let seq = seq_of(&whole).unwrap_or(0);
+        let doc: Option<serde_json::Value> =
+            store.get("ns", "doc").unwrap().map(|b| serde_json::from_slice(&b).expect("the document parses"));
+        let n = doc.as_ref().and_then(|d| d["n"].as_u64()).unwrap_or(0);
+        let whole_ok = (seq == 0 && acked_s == 0) || (is_whole(&whole) && (acked_s..=begun_s).contains(&seq));
+        let doc_ok = (acked_p..=begun_p).contains(&n) && doc == doc_after(n);
+        if !whole_ok || !doc_ok {
+            eprintln!("{mode}: value {seq} (acked {acked_s}, begun {begun_s}), doc {n} (acked {acked_p}, begun {begun_p})");
+            t.torn += 1;
+        }
+        // What the store holds now is where the next child goes on from.
+        acked_s = seq;
+        acked_p = n;
     }
-    (torn, inside, checked)
+    t
 }
