@@ -5,23 +5,22 @@
 //! reason the player sees in the batch's warnings. Counts are conserved exactly: a split, merge or
 //! transfer moves units between stacks and never makes or loses one.
 
+use crate::doc::Doc;
 use crate::inventory::{
-    Changes, Templates, check_place, count, find, is_root, items, items_mut, set_count, subtree, tpl,
+    Changes, Outcome, Refused, Templates, check_place, children, count, is_root, item, set_count, subtree, tpl, write,
 };
 use crate::profile;
 use serde_json::{Value, json};
 
-/// What every action answers: nothing, or why it was refused.
-pub(crate) type Outcome = Result<(), String>;
-
-/// The item an action names in `field`: present in this profile, and not a root container.
-fn owned(profile: &Value, action: &Value, field: &str) -> Result<usize, String> {
+/// The item an action names in `field`: present in this profile, and not a root container. Answers
+/// its id and its current state.
+fn owned(doc: &mut Doc, action: &Value, field: &str) -> Result<(String, Value), Refused> {
     let id = action[field].as_str().ok_or_else(|| format!("the action names no `{field}`"))?;
-    let at = find(items(profile), id).ok_or_else(|| format!("item {id} is not in this profile"))?;
-    if is_root(profile, id) {
-        return Err(format!("item {id} is a root container"));
+    let found = item(doc, id)?.ok_or_else(|| format!("item {id} is not in this profile"))?;
+    if is_root(doc, id)? {
+        return Err(format!("item {id} is a root container").into());
     }
-    Ok(at)
+    Ok((id.to_owned(), found))
 }
 
 /// A positive whole number of units from `field`.
@@ -52,65 +51,60 @@ fn upd(item: &mut Value) -> &mut Value {
 }
 
 /// `Move {item, to: {id, container, location}}`.
-pub(crate) fn move_item(
-    profile: &mut Value,
-    action: &Value,
-    templates: &mut Templates,
-    changes: &mut Changes,
-) -> Outcome {
-    let at = owned(profile, action, "item")?;
-    let all = items(profile);
-    check_place(all, templates, all[at]["_id"].as_str(), tpl(&all[at]), &action["to"])?;
-    let item = &mut items_mut(profile)?[at];
-    put(item, &action["to"]);
-    changes.changed(item["_id"].as_str().unwrap_or_default());
+pub(crate) fn move_item(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, mut moved) = owned(doc, action, "item")?;
+    check_place(doc, templates, Some(&id), tpl(&moved), &action["to"])?;
+    put(&mut moved, &action["to"]);
+    write(doc, templates, &id, Some(moved))?;
+    changes.changed(&id);
     Ok(())
 }
 
 /// `Split {splitItem, newItem, container: {id, container, location}, count}`: `count` units of a stack
 /// become a new stack (id `newItem` when the client chose a fresh one) at the destination.
-pub(crate) fn split(profile: &mut Value, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let at = owned(profile, action, "splitItem")?;
+pub(crate) fn split(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, mut source) = owned(doc, action, "splitItem")?;
     let moved = units(action, "count")?;
-    let all = items(profile);
-    let have = count(&all[at]);
+    let have = count(&source);
     if moved >= have {
-        return Err(format!("cannot split {moved} off a stack of {have}"));
+        return Err(format!("cannot split {moved} off a stack of {have}").into());
     }
     let new_id = match action["newItem"].as_str() {
         None => profile::new_id(),
-        Some(id) if profile::is_id(id) && find(all, id).is_none() => id.to_owned(),
-        Some(id) => return Err(format!("newItem {id} is not a fresh 24-hex-digit id")),
+        Some(fresh) if profile::is_id(fresh) && item(doc, fresh)?.is_none() => fresh.to_owned(),
+        Some(taken) => return Err(format!("newItem {taken} is not a fresh 24-hex-digit id").into()),
     };
     let to = &action["container"];
-    check_place(all, templates, None, tpl(&all[at]), to)?;
+    check_place(doc, templates, None, tpl(&source), to)?;
 
-    let mut new = json!({ "_id": new_id, "_tpl": tpl(&all[at]) });
-    new["upd"] = all[at]["upd"].clone();
+    let mut new = json!({ "_id": new_id, "_tpl": tpl(&source) });
+    new["upd"] = source["upd"].clone();
     put(&mut new, to);
     set_count(&mut new, moved);
-    let list = items_mut(profile)?;
-    set_count(&mut list[at], have - moved);
-    changes.changed(list[at]["_id"].as_str().unwrap_or_default());
-    list.push(new);
+    set_count(&mut source, have - moved);
+    write(doc, templates, &id, Some(source))?;
+    changes.changed(&id);
+    write(doc, templates, &new_id, Some(new))?;
     changes.created(&new_id);
     Ok(())
 }
 
+/// A stack named by a `Merge` or `Transfer`: its id and state.
+type Stack = (String, Value);
+
 /// The source and target stacks of a `Merge` or `Transfer` (`item` into `with`): two different stacks
 /// of one template, the source holding nothing inside it.
-fn stacks(profile: &Value, action: &Value) -> Result<(usize, usize), String> {
-    let from = owned(profile, action, "item")?;
-    let into = owned(profile, action, "with")?;
-    let all = items(profile);
-    if from == into {
-        return Err("a stack cannot merge with itself".to_owned());
+fn stacks(doc: &mut Doc, action: &Value) -> Result<(Stack, Stack), Refused> {
+    let from = owned(doc, action, "item")?;
+    let into = owned(doc, action, "with")?;
+    if from.0 == into.0 {
+        return Err("a stack cannot merge with itself".into());
     }
-    if tpl(&all[from]) != tpl(&all[into]) {
-        return Err(format!("a stack of {} cannot merge into one of {}", tpl(&all[from]), tpl(&all[into])));
+    if tpl(&from.1) != tpl(&into.1) {
+        return Err(format!("a stack of {} cannot merge into one of {}", tpl(&from.1), tpl(&into.1)).into());
     }
-    if subtree(all, from).len() > 1 {
-        return Err(format!("item {} has items inside it", all[from]["_id"]));
+    if !children(doc, &from.0)?.is_empty() {
+        return Err(format!("item {} has items inside it", json!(from.0)).into());
     }
     Ok((from, into))
 }
@@ -118,62 +112,59 @@ fn stacks(profile: &Value, action: &Value) -> Result<(usize, usize), String> {
 /// Moves `moved` units from stack `from` into stack `into`, within the template's `StackMaxSize`;
 /// an emptied source is removed.
 fn shift(
-    profile: &mut Value,
-    (from, into): (usize, usize),
+    doc: &mut Doc,
+    ((from, mut source), (into, mut target)): (Stack, Stack),
     moved: u64,
     templates: &mut Templates,
     changes: &mut Changes,
 ) -> Outcome {
-    let all = items(profile);
-    let (have, target) = (count(&all[from]), count(&all[into]));
+    let (have, holds) = (count(&source), count(&target));
     if moved > have {
-        return Err(format!("cannot take {moved} from a stack of {have}"));
+        return Err(format!("cannot take {moved} from a stack of {have}").into());
     }
-    let total = target.checked_add(moved).ok_or("the stack would overflow")?;
-    if let Some(max) = templates.stack_max(tpl(&all[into]))
+    let total = holds.checked_add(moved).ok_or("the stack would overflow")?;
+    if let Some(max) = templates.stack_max(tpl(&target))
         && total > max
     {
-        return Err(format!("the stack would hold {total}; a stack of {} holds at most {max}", tpl(&all[into])));
+        return Err(format!("the stack would hold {total}; a stack of {} holds at most {max}", tpl(&target)).into());
     }
-    let list = items_mut(profile)?;
-    set_count(&mut list[into], total);
-    changes.changed(list[into]["_id"].as_str().unwrap_or_default());
+    set_count(&mut target, total);
+    write(doc, templates, &into, Some(target))?;
+    changes.changed(&into);
     if moved == have {
-        let gone = list.remove(from);
-        changes.removed(gone["_id"].as_str().unwrap_or_default());
+        write(doc, templates, &from, None)?;
+        changes.removed(&from);
     } else {
-        set_count(&mut list[from], have - moved);
-        changes.changed(list[from]["_id"].as_str().unwrap_or_default());
+        set_count(&mut source, have - moved);
+        write(doc, templates, &from, Some(source))?;
+        changes.changed(&from);
     }
     Ok(())
 }
 
 /// `Merge {item, with}`: the whole of stack `item` joins stack `with`.
-pub(crate) fn merge(profile: &mut Value, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let pair = stacks(profile, action)?;
-    let moved = count(&items(profile)[pair.0]);
-    shift(profile, pair, moved, templates, changes)
+pub(crate) fn merge(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let pair = stacks(doc, action)?;
+    let moved = count(&pair.0.1);
+    shift(doc, pair, moved, templates, changes)
 }
 
 /// `Transfer {item, with, count}`: `count` units of stack `item` join stack `with`.
-pub(crate) fn transfer(
-    profile: &mut Value,
-    action: &Value,
-    templates: &mut Templates,
-    changes: &mut Changes,
-) -> Outcome {
-    let pair = stacks(profile, action)?;
-    shift(profile, pair, units(action, "count")?, templates, changes)
+pub(crate) fn transfer(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let pair = stacks(doc, action)?;
+    shift(doc, pair, units(action, "count")?, templates, changes)
 }
 
-/// `Remove {item}`: the item and everything inside it.
-pub(crate) fn remove(profile: &mut Value, action: &Value, _: &mut Templates, changes: &mut Changes) -> Outcome {
-    let at = owned(profile, action, "item")?;
-    let all = items(profile);
-    let gone: Vec<Value> = subtree(all, at).into_iter().map(|i| all[i]["_id"].clone()).collect();
-    items_mut(profile)?.retain(|i| !gone.contains(&i["_id"]));
-    for id in &gone {
-        changes.removed(id.as_str().unwrap_or_default());
+/// `Remove {item}`: the item and everything inside it (the contents first, so each container's
+/// children map is empty, and goes, when the container does).
+pub(crate) fn remove(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, _) = owned(doc, action, "item")?;
+    let gone = subtree(doc, &id)?;
+    for removed in gone.iter().rev() {
+        write(doc, templates, removed, None)?;
+    }
+    for removed in &gone {
+        changes.removed(removed);
     }
     Ok(())
 }
@@ -184,26 +175,26 @@ fn flag(action: &Value) -> Result<bool, String> {
 }
 
 /// `Fold {item, value}`: folds or unfolds an item whose template says it folds.
-pub(crate) fn fold(profile: &mut Value, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let at = owned(profile, action, "item")?;
+pub(crate) fn fold(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, mut folding) = owned(doc, action, "item")?;
     let folded = flag(action)?;
-    let tpl = tpl(&items(profile)[at]).to_owned();
+    let tpl = tpl(&folding).to_owned();
     if templates.props(&tpl).is_none_or(|p| p["Foldable"] != true) {
-        return Err(format!("an item of {tpl} does not fold"));
+        return Err(format!("an item of {tpl} does not fold").into());
     }
-    let item = &mut items_mut(profile)?[at];
-    upd(item)["Foldable"] = json!({ "Folded": folded });
-    changes.changed(item["_id"].as_str().unwrap_or_default());
+    upd(&mut folding)["Foldable"] = json!({ "Folded": folded });
+    write(doc, templates, &id, Some(folding))?;
+    changes.changed(&id);
     Ok(())
 }
 
 /// `Toggle {item, value}`: switches a device on or off.
-pub(crate) fn toggle(profile: &mut Value, action: &Value, _: &mut Templates, changes: &mut Changes) -> Outcome {
-    let at = owned(profile, action, "item")?;
+pub(crate) fn toggle(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, mut device) = owned(doc, action, "item")?;
     let on = flag(action)?;
-    let item = &mut items_mut(profile)?[at];
-    upd(item)["Togglable"] = json!({ "On": on });
-    changes.changed(item["_id"].as_str().unwrap_or_default());
+    upd(&mut device)["Togglable"] = json!({ "On": on });
+    write(doc, templates, &id, Some(device))?;
+    changes.changed(&id);
     Ok(())
 }
 
@@ -211,15 +202,15 @@ pub(crate) fn toggle(profile: &mut Value, action: &Value, _: &mut Templates, cha
 const TAG_MAX_CHARS: usize = 32;
 
 /// `Tag {item, TagName, TagColor}`: names and colours a container.
-pub(crate) fn tag(profile: &mut Value, action: &Value, _: &mut Templates, changes: &mut Changes) -> Outcome {
-    let at = owned(profile, action, "item")?;
+pub(crate) fn tag(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (id, mut tagged) = owned(doc, action, "item")?;
     let name = action["TagName"].as_str().ok_or("`TagName` must be a string")?;
     if name.chars().count() > TAG_MAX_CHARS {
-        return Err(format!("a tag name has at most {TAG_MAX_CHARS} characters"));
+        return Err(format!("a tag name has at most {TAG_MAX_CHARS} characters").into());
     }
     let color = action["TagColor"].as_u64().filter(|c| *c <= 255).ok_or("`TagColor` must be a number from 0 to 255")?;
-    let item = &mut items_mut(profile)?[at];
-    upd(item)["Tag"] = json!({ "Name": name, "Color": color });
-    changes.changed(item["_id"].as_str().unwrap_or_default());
+    upd(&mut tagged)["Tag"] = json!({ "Name": name, "Color": color });
+    write(doc, templates, &id, Some(tagged))?;
+    changes.changed(&id);
     Ok(())
 }

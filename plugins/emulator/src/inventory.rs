@@ -1,15 +1,57 @@
-//! The inventory model the actions share: the templates an inventory names (sizes, grids, stack
-//! limits), the items of a profile as a tree, where an item may go, and what a batch changed.
+//! The inventory model the actions share, over the profile as a [`Doc`]: the templates an inventory
+//! names (sizes, grids, stack limits), items read one at a time by id, what is inside an item (from the
+//! children index), where an item may go (from the row index: only the destination's rows are read),
+//! writing an item with its index entries, and what a batch changed.
 //!
-//! Every action validates before it writes, so a refused action changes nothing; these helpers only
-//! read, except [`Changes`], which records ids for the answer.
+//! Actions validate before they write, and `moving` restores the batch's patch when one is refused
+//! anyway, so a refused action changes nothing. What each reads is bounded by what it touches: an item,
+//! its parents, a footprint's rows, a subtree; never the whole inventory.
 
-use modhost_sdk::db;
+use crate::doc::Doc;
+use crate::shape::{self, INDEX, MAX_SIDE};
+use modhost_sdk::{Error, db};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The fields of `Inventory` that name root containers, which never move and are never removed.
 const ROOTS: [&str; 5] = ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable"];
+
+/// How deep the parent chain of an item is followed: far beyond any real nesting (a weapon's parts
+/// nest a few levels), so only a corrupt chain stops it.
+const MAX_DEPTH: usize = 256;
+
+/// The most items one subtree is followed to (a removal's reach): a real container holds hundreds.
+const MAX_SUBTREE: usize = 20_000;
+
+/// Why an action did nothing: a reason the player sees as a warning, or a store failure (a conflict,
+/// an I/O error) that ends the whole batch.
+pub(crate) enum Refused {
+    /// The action was refused; the batch goes on.
+    Reason(String),
+    /// The store failed; nothing of the batch applies.
+    Store(Error),
+}
+
+impl From<String> for Refused {
+    fn from(reason: String) -> Refused {
+        Refused::Reason(reason)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(reason: &str) -> Refused {
+        Refused::Reason(reason.to_owned())
+    }
+}
+
+impl From<Error> for Refused {
+    fn from(e: Error) -> Refused {
+        Refused::Store(e)
+    }
+}
+
+/// What every action answers: nothing, or why it did nothing.
+pub(crate) type Outcome = Result<(), Refused>;
 
 /// Template props read from the db, each once per batch.
 #[derive(Default)]
@@ -24,10 +66,11 @@ impl Templates {
             .as_ref()
     }
 
-    /// Width and height of an item of `tpl` (1×1 when the template does not say), swapped when rotated.
+    /// Width and height of an item of `tpl` (1×1 when the template does not say, each side at most
+    /// [`MAX_SIDE`]), swapped when rotated.
     pub(crate) fn footprint(&mut self, tpl: &str, rotated: bool) -> (i64, i64) {
         let props = self.props(tpl);
-        let dim = |k: &str| props.and_then(|p| p[k].as_i64()).filter(|v| *v > 0).unwrap_or(1);
+        let dim = |k: &str| props.and_then(|p| p[k].as_i64()).filter(|v| *v > 0).unwrap_or(1).min(MAX_SIDE);
         let (w, h) = (dim("Width"), dim("Height"));
         if rotated { (h, w) } else { (w, h) }
     }
@@ -44,24 +87,67 @@ impl Templates {
     }
 }
 
-/// The profile's items.
-pub(crate) fn items(profile: &Value) -> &[Value] {
-    profile["Inventory"]["items"].as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
-/// The profile's items, to change. Answers an error when the profile has no item list.
-pub(crate) fn items_mut(profile: &mut Value) -> Result<&mut Vec<Value>, String> {
-    profile["Inventory"]["items"].as_array_mut().ok_or_else(|| "the profile has no items".to_owned())
-}
-
-/// Where item `id` is in `items`.
-pub(crate) fn find(items: &[Value], id: &str) -> Option<usize> {
-    items.iter().position(|i| i["_id"] == id)
+/// Item `id`, as the batch has left it; `None` when the profile has no such item.
+pub(crate) fn item(doc: &mut Doc, id: &str) -> Result<Option<Value>, Error> {
+    let found = doc.get(&["Inventory", "items", id])?;
+    Ok(found.is_object().then_some(found))
 }
 
 /// Is `id` one of the profile's root containers?
-pub(crate) fn is_root(profile: &Value, id: &str) -> bool {
-    ROOTS.iter().any(|k| profile["Inventory"][*k] == id)
+pub(crate) fn is_root(doc: &mut Doc, id: &str) -> Result<bool, Error> {
+    for field in ROOTS {
+        if doc.get(&["Inventory", field])? == id {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The ids of the items directly inside `id`.
+pub(crate) fn children(doc: &mut Doc, id: &str) -> Result<Vec<String>, Error> {
+    Ok(match doc.get(&[INDEX, "children", id])? {
+        Value::Object(members) => members.into_iter().map(|(child, _)| child).collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// Item `id` and everything inside it, parents before their children (the item first). Follows the
+/// children index at most [`MAX_SUBTREE`] items deep, so a corrupt index with a cycle still ends.
+pub(crate) fn subtree(doc: &mut Doc, id: &str) -> Result<Vec<String>, Error> {
+    let mut out = vec![id.to_owned()];
+    let mut seen: HashSet<String> = out.iter().cloned().collect();
+    let mut next = 0;
+    while next < out.len() && out.len() < MAX_SUBTREE {
+        for child in children(doc, &out[next].clone())? {
+            if seen.insert(child.clone()) {
+                out.push(child);
+            }
+        }
+        next += 1;
+    }
+    Ok(out)
+}
+
+/// Makes item `id` `new` (`None` removes it), with its index entries: the old ones that no longer hold
+/// are removed and the new ones written, in the same patch.
+pub(crate) fn write(doc: &mut Doc, templates: &mut Templates, id: &str, new: Option<Value>) -> Result<(), Error> {
+    let old = item(doc, id)?;
+    let before = old.as_ref().map(|o| shape::entries(id, o, templates)).unwrap_or_default();
+    let after = new.as_ref().map(|n| shape::entries(id, n, templates)).unwrap_or_default();
+    for (path, _) in before.iter().filter(|(path, _)| !after.iter().any(|(p, _)| p == path)) {
+        doc.set(&path.iter().map(String::as_str).collect::<Vec<_>>(), Value::Null)?;
+    }
+    for (path, value) in after.into_iter().filter(|entry| !before.contains(entry)) {
+        doc.set(&path.iter().map(String::as_str).collect::<Vec<_>>(), value)?;
+    }
+    let gone = new.is_none();
+    doc.set(&["Inventory", "items", id], new.unwrap_or(Value::Null))?;
+    // A removed item's own children map goes too once it is empty (its contents were removed first,
+    // or it had none), so removals leave no `{}` behind.
+    if gone && old.is_some() && doc.get(&[INDEX, "children", id])?.as_object().is_some_and(|m| m.is_empty()) {
+        doc.set(&[INDEX, "children", id], Value::Null)?;
+    }
+    Ok(())
 }
 
 /// The template of an item.
@@ -82,134 +168,151 @@ pub(crate) fn set_count(item: &mut Value, n: u64) {
     item["upd"]["StackObjectsCount"] = json!(n);
 }
 
-/// The item at `at` and everything inside it, as indexes (the item first). Bounded by the item count,
-/// so a corrupt tree with a cycle still ends.
-pub(crate) fn subtree(items: &[Value], at: usize) -> Vec<usize> {
-    let mut out = vec![at];
-    let mut next = 0;
-    while next < out.len() && out.len() <= items.len() {
-        let id = &items[out[next]]["_id"];
-        let children: Vec<usize> =
-            (0..items.len()).filter(|i| !out.contains(i) && items[*i]["parentId"] == *id).collect();
-        out.extend(children);
-        next += 1;
-    }
-    out
-}
-
 /// Is a location rotated? The client writes `r` as `"Vertical"` or `1`.
 pub(crate) fn rotated(location: &Value) -> bool {
     location["r"] == "Vertical" || location["r"] == 1
 }
 
+/// The placed items on row `y` of grid `container` of `parent`: `(id, x, width)` each.
+fn row(doc: &mut Doc, parent: &str, container: &str, y: i64) -> Result<Vec<(String, i64, i64)>, Error> {
+    Ok(match doc.get(&[INDEX, "rows", parent, container, &y.to_string()])? {
+        Value::Object(members) => {
+            members.into_iter().filter_map(|(id, span)| Some((id, span[0].as_i64()?, span[1].as_i64()?))).collect()
+        }
+        _ => Vec::new(),
+    })
+}
+
 /// Checks that an item of template `item_tpl` may go to `to` (`{id, container, location}`): the parent
 /// exists in this profile; when `moving` names an item already there, the parent is not that item or
-/// inside it; and in a grid, the footprint lies inside the grid and overlaps nothing else there.
+/// inside it; and in a grid, the footprint lies inside the grid and overlaps nothing else there. Reads
+/// the parent chain and the footprint's rows, nothing else.
 pub(crate) fn check_place(
-    items: &[Value],
+    doc: &mut Doc,
     templates: &mut Templates,
     moving: Option<&str>,
     item_tpl: &str,
     to: &Value,
-) -> Result<(), String> {
+) -> Outcome {
     let parent = to["id"].as_str().ok_or("the destination names no parent `id`")?;
     let container = to["container"].as_str().ok_or("the destination names no `container`")?;
-    let Some(parent_at) = find(items, parent) else {
-        return Err(format!("destination {parent} is not in this profile"));
+    let Some(parent_item) = item(doc, parent)? else {
+        return Err(format!("destination {parent} is not in this profile").into());
     };
     if let Some(id) = moving {
         // No cycle: walk up from the destination; meeting the item means it would go into itself.
-        let mut cursor = Some(parent_at);
-        for _ in 0..=items.len() {
-            let Some(c) = cursor else { break };
-            if items[c]["_id"] == id {
-                return Err(format!("item {id} cannot go into itself or its own contents"));
+        let mut cursor = Some(parent.to_owned());
+        for _ in 0..MAX_DEPTH {
+            let Some(at) = cursor else { break };
+            if at == id {
+                return Err(format!("item {id} cannot go into itself or its own contents").into());
             }
-            cursor = items[c]["parentId"].as_str().and_then(|p| find(items, p));
+            cursor = item(doc, &at)?.and_then(|i| i["parentId"].as_str().map(str::to_owned));
         }
     }
-    let Some((cells_h, cells_v)) = templates.grid(tpl(&items[parent_at]), container) else { return Ok(()) };
+    let Some((cells_h, cells_v)) = templates.grid(tpl(&parent_item), container) else { return Ok(()) };
     let location = &to["location"];
     let (Some(x), Some(y)) = (location["x"].as_i64(), location["y"].as_i64()) else {
-        return Err("a place in a grid needs a location {x, y, r}".to_owned());
+        return Err("a place in a grid needs a location {x, y, r}".into());
     };
     let (w, h) = templates.footprint(item_tpl, rotated(location));
     if x < 0 || y < 0 || x + w > cells_h || y + h > cells_v {
-        return Err(format!("a {w}x{h} item at ({x},{y}) does not fit the {cells_h}x{cells_v} grid"));
+        return Err(format!("a {w}x{h} item at ({x},{y}) does not fit the {cells_h}x{cells_v} grid").into());
     }
-    for other in items {
-        if moving.is_some_and(|id| other["_id"] == id) || other["parentId"] != parent || other["slotId"] != container {
-            continue;
-        }
-        let (Some(ox), Some(oy)) = (other["location"]["x"].as_i64(), other["location"]["y"].as_i64()) else {
-            continue;
-        };
-        let (ow, oh) = templates.footprint(tpl(other), rotated(&other["location"]));
-        if x < ox + ow && ox < x + w && y < oy + oh && oy < y + h {
-            return Err(format!("the place is taken by item {}", other["_id"]));
+    for y in y..y + h {
+        for (other, ox, ow) in row(doc, parent, container, y)? {
+            if moving != Some(other.as_str()) && x < ox + ow && ox < x + w {
+                return Err(format!("the place is taken by item {}", json!(other)).into());
+            }
         }
     }
     Ok(())
 }
 
-/// The cells of one grid container, to find free places for new items.
+/// The cells of one grid container, to find free places for new items. Rows are read from the row
+/// index as the search reaches them, each once.
 pub(crate) struct Grid {
+    parent: String,
+    container: String,
     columns: i64,
     rows: i64,
-    taken: Vec<bool>,
+    /// Taken cells by row, for the rows read so far (and places handed out).
+    taken: HashMap<i64, Vec<bool>>,
 }
 
 impl Grid {
-    /// Grid `container` of item `parent`, with the cells its placed children take.
-    pub(crate) fn of(items: &[Value], templates: &mut Templates, parent: &str, container: &str) -> Option<Grid> {
-        let (columns, rows) = templates.grid(tpl(&items[find(items, parent)?]), container)?;
-        let mut grid = Grid { columns, rows, taken: vec![false; (columns.max(0) * rows.max(0)) as usize] };
-        for item in items.iter().filter(|i| i["parentId"] == parent && i["slotId"] == container) {
-            let (Some(x), Some(y)) = (item["location"]["x"].as_i64(), item["location"]["y"].as_i64()) else {
-                continue;
-            };
-            let (w, h) = templates.footprint(tpl(item), rotated(&item["location"]));
-            grid.mark(x, y, w, h);
-        }
-        Some(grid)
+    /// Grid `container` of item `parent`, if the parent is in the profile and has that grid.
+    pub(crate) fn of(
+        doc: &mut Doc,
+        templates: &mut Templates,
+        parent: &str,
+        container: &str,
+    ) -> Result<Option<Grid>, Error> {
+        let Some(parent_item) = item(doc, parent)? else { return Ok(None) };
+        let Some((columns, rows)) = templates.grid(tpl(&parent_item), container) else { return Ok(None) };
+        Ok(Some(Grid {
+            parent: parent.to_owned(),
+            container: container.to_owned(),
+            columns: columns.max(0),
+            rows: rows.max(0),
+            taken: HashMap::new(),
+        }))
     }
 
-    /// Marks a footprint taken (the part inside the grid).
-    fn mark(&mut self, x: i64, y: i64, w: i64, h: i64) {
-        for row in y.max(0)..(y + h).min(self.rows) {
-            for col in x.max(0)..(x + w).min(self.columns) {
-                self.taken[(row * self.columns + col) as usize] = true;
+    /// Row `y`'s taken cells.
+    fn row(&mut self, doc: &mut Doc, y: i64) -> Result<&mut Vec<bool>, Error> {
+        if !self.taken.contains_key(&y) {
+            let mut cells = vec![false; self.columns as usize];
+            for (_, x, w) in row(doc, &self.parent, &self.container, y)? {
+                for col in x.max(0)..(x + w).min(self.columns) {
+                    cells[col as usize] = true;
+                }
+            }
+            self.taken.insert(y, cells);
+        }
+        Ok(self.taken.get_mut(&y).expect("inserted above"))
+    }
+
+    fn free(&mut self, doc: &mut Doc, x: i64, y: i64, w: i64, h: i64) -> Result<bool, Error> {
+        if x + w > self.columns || y + h > self.rows {
+            return Ok(false);
+        }
+        for row in y..y + h {
+            let cells = self.row(doc, row)?;
+            if (x..x + w).any(|col| cells[col as usize]) {
+                return Ok(false);
             }
         }
-    }
-
-    fn free(&self, x: i64, y: i64, w: i64, h: i64) -> bool {
-        x + w <= self.columns
-            && y + h <= self.rows
-            && (y..y + h).all(|row| (x..x + w).all(|col| !self.taken[(row * self.columns + col) as usize]))
+        Ok(true)
     }
 
     /// The first free place for a `w`×`h` item, from the top left, row by row, upright before rotated;
     /// the place is marked taken. Answers the location `{x, y, r}`.
-    pub(crate) fn place(&mut self, w: i64, h: i64) -> Option<Value> {
+    pub(crate) fn place(&mut self, doc: &mut Doc, w: i64, h: i64) -> Result<Option<Value>, Error> {
         let orientations: &[(i64, i64, &str)] =
             if w == h { &[(w, h, "Horizontal")] } else { &[(w, h, "Horizontal"), (h, w, "Vertical")] };
         for &(w, h, r) in orientations {
-            for y in 0..self.rows {
-                for x in 0..self.columns {
-                    if self.free(x, y, w, h) {
-                        self.mark(x, y, w, h);
-                        return Some(json!({ "x": x, "y": y, "r": r }));
+            // A footprint the grid cannot hold is not searched for (the grid may be very tall).
+            if w > self.columns || h > self.rows {
+                continue;
+            }
+            for y in 0..=self.rows - h {
+                for x in 0..=self.columns - w {
+                    if self.free(doc, x, y, w, h)? {
+                        for row in y..y + h {
+                            self.row(doc, row)?[x as usize..(x + w) as usize].fill(true);
+                        }
+                        return Ok(Some(json!({ "x": x, "y": y, "r": r })));
                     }
                 }
             }
         }
-        None
+        Ok(None)
     }
 }
 
 /// The ids a batch created, changed and removed, in order, for the answer's `profileChanges.items`.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Changes {
     new: Vec<String>,
     change: Vec<String>,
@@ -234,19 +337,20 @@ impl Changes {
         self.del.push(id.to_owned());
     }
 
-    /// Did the batch change anything?
-    pub(crate) fn is_empty(&self) -> bool {
-        self.new.is_empty() && self.change.is_empty() && self.del.is_empty()
-    }
-
     /// `{new, change, del}` with each item's final state: an item created and then changed is only new,
     /// one created and then removed is in neither list, and a removed one is only `{_id}` in `del`.
-    pub(crate) fn to_json(&self, items: &[Value]) -> Value {
-        let alive = |id: &String| find(items, id).map(|at| items[at].clone());
-        let new: Vec<Value> = self.new.iter().filter_map(alive).collect();
-        let change: Vec<Value> = self.change.iter().filter(|id| !self.new.contains(id)).filter_map(alive).collect();
+    pub(crate) fn to_json(&self, doc: &mut Doc) -> Result<Value, Error> {
+        let mut alive = |ids: &mut dyn Iterator<Item = &String>| -> Result<Vec<Value>, Error> {
+            let mut out = Vec::new();
+            for id in ids {
+                out.extend(item(doc, id)?);
+            }
+            Ok(out)
+        };
+        let new = alive(&mut self.new.iter())?;
+        let change = alive(&mut self.change.iter().filter(|id| !self.new.contains(id)))?;
         let del: Vec<Value> =
             self.del.iter().filter(|id| !self.new.contains(id)).map(|id| json!({ "_id": id })).collect();
-        json!({ "new": new, "change": change, "del": del })
+        Ok(json!({ "new": new, "change": change, "del": del }))
     }
 }

@@ -4,12 +4,16 @@
 //! It answers the static tables by db reference (so they never cross into the guest), the client's
 //! boot sequence, profile create / list / select (`profile.rs`), and `items/moving` (`moving.rs`):
 //! inventory actions (`actions.rs`) and buying from traders (`trading.rs`) over a shared inventory
-//! model (`inventory.rs`), each validated whole before it changes anything.
+//! model (`inventory.rs`), each validated whole before it changes anything. Profiles are stored keyed
+//! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
+//! not the profile's size; the client still reads SPT's shape.
 
 mod actions;
+mod doc;
 mod inventory;
 mod moving;
 mod profile;
+mod shape;
 mod trading;
 
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};

@@ -2,15 +2,22 @@
 //! SPT envelope (`warnings`, `profileChanges`). A failed or unknown action becomes a warning with its
 //! reason, never a silent success, and changes nothing; the rest of the batch still applies.
 //!
-//! The profile is read with its version and written back once, with `set_if_version`, so a change
-//! another request made in between is never overwritten (the batch then answers err 1 and nothing of
-//! it applies).
+//! The profile is read by path, as a [`Doc`] at the version the batch began from: each action reads
+//! only the items and index entries it touches, its writes join one merge patch (the batch's later
+//! actions see them; a refused action's are taken back), and the patch is written once, at the end,
+//! with `doc_patch_if_version`, so a change another request made in between is never overwritten (the
+//! batch then answers err 1 and nothing of it applies). A profile written in SPT's shape is converted
+//! to the stored shape first, once (`profile::open`).
 
-use crate::inventory::{Changes, Templates, items};
+use crate::doc::Doc;
+use crate::inventory::{Changes, Outcome, Refused, Templates};
 use crate::{actions, profile, trading};
-use modhost_sdk::{Error, Request, Response, Result, envelope, store};
+use modhost_sdk::{Error, Request, Response, Result, envelope};
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+/// The most actions one batch may hold (the client sends a handful at a time).
+const MAX_ACTIONS: usize = 512;
 
 #[derive(Deserialize)]
 struct Batch {
@@ -19,7 +26,7 @@ struct Batch {
 }
 
 /// One action: it changes the profile and records what it changed, or answers why it did nothing.
-type Action = fn(&mut Value, &Value, &mut Templates, &mut Changes) -> std::result::Result<(), String>;
+type Action = fn(&mut Doc, &Value, &mut Templates, &mut Changes) -> Outcome;
 
 fn action(name: &str) -> Option<Action> {
     Some(match name {
@@ -36,50 +43,74 @@ fn action(name: &str) -> Option<Action> {
     })
 }
 
+/// What a batch that met another writer answers.
+fn conflict() -> Response {
+    envelope::error(1, "another request changed this profile; nothing was applied")
+}
+
 /// `/client/game/profile/items/moving`.
 pub(crate) fn moving(req: &Request) -> Result<Response> {
     let Some(uid) = profile::session_profile(req)? else {
         return Ok(envelope::error(1, "this session has no profile"));
     };
     let batch: Batch = req.json().map_err(|e| Error::Invalid(format!("items/moving: {e}")))?;
+    if batch.data.len() > MAX_ACTIONS {
+        return Ok(envelope::error(1, &format!("a batch holds at most {MAX_ACTIONS} actions")));
+    }
     let key = format!("profile.{uid}");
-    let Some((mut profile, version)) = store::get_versioned::<Value>(&key)? else {
-        return Ok(envelope::error(1, "the session's profile does not exist"));
-    };
     let mut templates = Templates::default();
+    let version = match profile::open(&key, &mut templates) {
+        Ok(Some(version)) => version,
+        Ok(None) => return Ok(envelope::error(1, "the session's profile does not exist")),
+        Err(Error::Conflict(_)) => return Ok(conflict()),
+        Err(other) => return Err(other),
+    };
+    let mut doc = Doc::at(&key, version);
     let mut changes = Changes::default();
     let mut warnings = Vec::new();
     for (index, step) in batch.data.iter().enumerate() {
+        let before = (doc.savepoint(), changes.clone());
         let result = match step["Action"].as_str() {
             Some(name) => match action(name) {
-                Some(apply) => apply(&mut profile, step, &mut templates, &mut changes),
-                None => Err(format!("the action `{name}` is not supported yet")),
+                Some(apply) => apply(&mut doc, step, &mut templates, &mut changes),
+                None => Err(format!("the action `{name}` is not supported yet").into()),
             },
-            None => Err("the action has no `Action`".to_owned()),
+            None => Err("the action has no `Action`".into()),
         };
-        if let Err(reason) = result {
-            warnings.push(json!({ "index": index, "errmsg": reason, "code": "0", "data": {} }));
-        }
-    }
-    if !changes.is_empty() {
-        match store::set_if_version(&key, &profile, Some(version)) {
-            Ok(_) => {}
-            Err(Error::Conflict(_)) => {
-                return Ok(envelope::error(1, "another request changed this profile; nothing was applied"));
+        match result {
+            Ok(()) => {}
+            Err(Refused::Reason(reason)) => {
+                doc.restore(before.0);
+                changes = before.1;
+                warnings.push(json!({ "index": index, "errmsg": reason, "code": "0", "data": {} }));
             }
-            Err(other) => return Err(other),
+            Err(Refused::Store(Error::Conflict(_))) => return Ok(conflict()),
+            Err(Refused::Store(other)) => return Err(other),
         }
     }
-    let answer = json!({
-        uid.clone(): {
-            "_id": uid,
-            "experience": profile["Info"]["Experience"],
-            "items": changes.to_json(items(&profile)),
-            "health": profile["Health"],
-            "traderRelations": profile["TradersInfo"],
-            "skills": { "Common": [], "Mastering": [], "Points": 0 },
-            "production": null,
-        }
-    });
+    // The answer is read before the commit: afterwards the document is at a newer version.
+    let read = |doc: &mut Doc, changes: &Changes| -> Result<Value> {
+        Ok(json!({
+            uid.clone(): {
+                "_id": uid,
+                "experience": doc.get(&["Info", "Experience"])?,
+                "items": changes.to_json(doc)?,
+                "health": doc.get(&["Health"])?,
+                "traderRelations": doc.get(&["TradersInfo"])?,
+                "skills": { "Common": [], "Mastering": [], "Points": 0 },
+                "production": null,
+            }
+        }))
+    };
+    let answer = match read(&mut doc, &changes) {
+        Ok(answer) => answer,
+        Err(Error::Conflict(_)) => return Ok(conflict()),
+        Err(other) => return Err(other),
+    };
+    match doc.commit() {
+        Ok(_) => {}
+        Err(Error::Conflict(_)) => return Ok(conflict()),
+        Err(other) => return Err(other),
+    }
     Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
 }

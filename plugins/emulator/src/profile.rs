@@ -1,12 +1,15 @@
 //! Profiles: create, list, select, and which profile a session plays.
 //!
 //! Store keys (the emulator's namespace):
-//! - `profile.<uid>`: the whole profile document;
+//! - `profile.<uid>`: the profile document, in the stored shape (`shape.rs`: items keyed by id, with
+//!   indexes); one in SPT's shape (brought in with `modhost store put`) is converted on first touch;
 //! - `session.<session id>`: `{"uid": …}`, the profile the session plays;
 //! - `nicknames`: `{lower-case nickname: uid}`, shared by every session, so it is updated with
 //!   compare-and-set (`set_if_version`) and retried on conflict: two players cannot take one name.
 
-use modhost_sdk::{Error, Request, Response, Result, envelope, store};
+use crate::inventory::Templates;
+use crate::shape::{self, INDEX, SHAPE};
+use modhost_sdk::{Error, Request, Response, Result, db, envelope, store};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -51,10 +54,28 @@ fn bind(session: &str, uid: &str) -> Result<()> {
     Ok(())
 }
 
-/// Loads a profile. Unreadable is an error, never "absent": a profile is never recreated over one that
-/// could not be read.
+/// Loads a profile, in the shape it is stored in. Unreadable is an error, never "absent": a profile is
+/// never recreated over one that could not be read.
 pub(crate) fn load(uid: &str) -> Result<Option<Value>> {
     store::get(&format!("profile.{uid}"))
+}
+
+/// The version of the profile under `key`, converted to the stored shape first if it is not in it
+/// yet (one whole read and write, once; [`Error::Conflict`] when another write came between the two);
+/// `None` when there is no such profile. When it is already converted this reads one number.
+pub(crate) fn open(key: &str, templates: &mut Templates) -> Result<Option<u64>> {
+    let Some((marker, version)) = store::doc_get::<Value>(key, &db::path(&[INDEX, "shape"]))? else {
+        return Ok(None);
+    };
+    if marker == SHAPE {
+        return Ok(Some(version));
+    }
+    let Some((whole, version)) = store::get_versioned::<Value>(key)? else { return Ok(None) };
+    if shape::is_stored(&whole) {
+        // Another request converted it in between.
+        return Ok(Some(version));
+    }
+    store::set_if_version(key, &shape::stored(whole, templates), Some(version)).map(Some)
 }
 
 #[derive(Deserialize)]
@@ -104,7 +125,7 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     if !claimed {
         return Err(Error::failed("the nickname index kept changing; try again"));
     }
-    let profile = new_profile(&uid, &nickname, side, &body.head_id);
+    let profile = shape::stored(new_profile(&uid, &nickname, side, &body.head_id), &mut Templates::default());
     store::set(&format!("profile.{uid}"), &profile)?;
     bind(session, &uid)?;
     Ok(envelope::ok(&json!({ "uid": uid })))
@@ -125,7 +146,7 @@ pub(crate) fn list(req: &Request) -> Result<Response> {
         }
     }
     let profiles: Vec<Value> = match uid {
-        Some(uid) => load(&uid)?.into_iter().collect(),
+        Some(uid) => load(&uid)?.map(shape::spt).into_iter().collect(),
         None => Vec::new(),
     };
     Ok(envelope::ok(&profiles))

@@ -10,8 +10,10 @@
 //! server and has their own traders, and counting in the profile makes the purchase and the stock
 //! change one atomic write.
 
-use crate::inventory::{Changes, Grid, Templates, count, find, is_root, items, items_mut, set_count, subtree, tpl};
+use crate::doc::Doc;
+use crate::inventory::{Changes, Grid, Outcome, Templates, count, is_root, item, set_count, tpl, write};
 use crate::profile::{self, ROUBLES};
+use crate::shape::INDEX;
 use modhost_sdk::db;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -19,27 +21,31 @@ use std::collections::BTreeMap;
 /// Money templates (roubles, dollars, euros): what a trader's `salesSum` counts.
 const MONEY: [&str; 3] = [ROUBLES, "5696686a4bdc2da3298b456a", "569668774bdc2da2298b4568"];
 
+/// The most stacks one purchase may name as payment.
+const MAX_PAYMENT_STACKS: usize = 64;
+
 /// `TradingConfirm {type, …}`.
-pub(crate) fn confirm(
-    profile: &mut Value,
-    action: &Value,
-    templates: &mut Templates,
-    changes: &mut Changes,
-) -> Result<(), String> {
+pub(crate) fn confirm(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     match action["type"].as_str() {
-        Some("buy_from_trader") => buy(profile, action, templates, changes),
-        Some(other) => Err(format!("trading `{other}` is not supported yet")),
-        None => Err("TradingConfirm has no `type`".to_owned()),
+        Some("buy_from_trader") => buy(doc, action, templates, changes),
+        Some(other) => Err(format!("trading `{other}` is not supported yet").into()),
+        None => Err("TradingConfirm has no `type`".into()),
     }
 }
 
-/// `v[key]`, made `{}` when absent. The caller has checked it is an object or absent: indexing into
-/// anything else would panic.
-fn object<'a>(v: &'a mut Value, key: &str) -> &'a mut Value {
-    if v[key].is_null() {
-        v[key] = json!({});
+/// The parts that come with offer `at` of a trader's assort (a weapon's mods): everything under it,
+/// parents before children. Bounded by the assort's length.
+fn parts(assort: &[Value], at: usize) -> Vec<&Value> {
+    let mut out = vec![at];
+    let mut next = 0;
+    while next < out.len() && out.len() <= assort.len() {
+        let id = &assort[out[next]]["_id"];
+        let children: Vec<usize> =
+            (0..assort.len()).filter(|i| !out.contains(i) && assort[*i]["parentId"] == *id).collect();
+        out.extend(children);
+        next += 1;
     }
-    &mut v[key]
+    out.into_iter().skip(1).map(|i| &assort[i]).collect()
 }
 
 /// What the trader asks: units per template, for `count` of the offer.
@@ -62,7 +68,7 @@ fn price(tid: &str, offer: &str, scheme: u64, count: u64) -> Result<BTreeMap<Str
 }
 
 /// `buy_from_trader {tid, item_id, count, scheme_id, scheme_items: [{id, count}]}`.
-fn buy(profile: &mut Value, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Result<(), String> {
+fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     let tid = action["tid"].as_str().ok_or("the purchase names no trader `tid`")?;
     let offer_id = action["item_id"].as_str().ok_or("the purchase names no offer `item_id`")?;
     let wanted = action["count"].as_u64().filter(|n| *n >= 1).ok_or("`count` must be a whole number of at least 1")?;
@@ -71,123 +77,142 @@ fn buy(profile: &mut Value, action: &Value, templates: &mut Templates, changes: 
     let assort: Vec<Value> = db::get(&db::path(&["traders", tid, "assort", "items"]))
         .map_err(|_| format!("trader {tid} does not exist or sells nothing"))?;
     let Some(at) = assort.iter().position(|o| o["_id"] == offer_id && o["parentId"] == "hideout") else {
-        return Err(format!("trader {tid} has no offer {offer_id}"));
+        return Err(format!("trader {tid} has no offer {offer_id}").into());
     };
     let offer = &assort[at];
-    let parts: Vec<&Value> = subtree(&assort, at).into_iter().skip(1).map(|i| &assort[i]).collect();
+    let parts = parts(&assort, at);
     let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", offer_id])).unwrap_or(1);
-    let level = profile["TradersInfo"][tid]["loyaltyLevel"].as_u64().unwrap_or(1);
+    let level = doc.get(&["TradersInfo", tid, "loyaltyLevel"])?.as_u64().unwrap_or(1);
     if level < needed {
         return Err(format!(
             "offer {offer_id} needs loyalty level {needed} with trader {tid}; this player has {level}"
-        ));
+        )
+        .into());
     }
-    let bought = profile["TraderPurchases"][tid][offer_id]["count"].as_u64().unwrap_or(0);
+    let bought = doc.get(&["TraderPurchases", tid, offer_id, "count"])?.as_u64().unwrap_or(0);
     if offer["upd"]["UnlimitedCount"] != true
         && let Some(stock) = offer["upd"]["StackObjectsCount"].as_u64()
         && wanted > stock.saturating_sub(bought)
     {
-        return Err(format!("trader {tid} has {} of offer {offer_id} left", stock.saturating_sub(bought)));
+        return Err(format!("trader {tid} has {} of offer {offer_id} left", stock.saturating_sub(bought)).into());
     }
     let price = price(tid, offer_id, action["scheme_id"].as_u64().unwrap_or(0), wanted)?;
 
     // Every named payment stack is checked before anything is taken.
-    let all = items(profile);
-    let mut payment: Vec<(usize, u64)> = Vec::new();
-    let mut offered: BTreeMap<&str, u64> = BTreeMap::new();
-    for named in action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default() {
+    let named = action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if named.len() > MAX_PAYMENT_STACKS {
+        return Err(format!("a purchase names at most {MAX_PAYMENT_STACKS} payment stacks").into());
+    }
+    let mut payment: Vec<(String, Value, u64)> = Vec::new();
+    let mut offered: BTreeMap<String, u64> = BTreeMap::new();
+    for named in named {
         let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
         let amount = named["count"].as_u64().filter(|n| *n >= 1).ok_or("a payment's `count` must be at least 1")?;
-        let at = find(all, id).ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
-        if is_root(profile, id) || payment.iter().any(|(p, _)| *p == at) {
-            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)"));
+        let stack = item(doc, id)?.ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
+        if is_root(doc, id)? || payment.iter().any(|(p, _, _)| p == id) {
+            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)").into());
         }
-        if count(&all[at]) < amount {
-            return Err(format!("payment stack {id} holds {}, not {amount}", count(&all[at])));
+        if count(&stack) < amount {
+            return Err(format!("payment stack {id} holds {}, not {amount}", count(&stack)).into());
         }
-        if !price.contains_key(tpl(&all[at])) {
-            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&all[at])));
+        if !price.contains_key(tpl(&stack)) {
+            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&stack)).into());
         }
-        *offered.entry(tpl(&all[at])).or_insert(0) += amount;
-        payment.push((at, amount));
+        *offered.entry(tpl(&stack).to_owned()).or_insert(0) += amount;
+        payment.push((id.to_owned(), stack, amount));
     }
     for (tpl, cost) in &price {
         let have = offered.get(tpl.as_str()).copied().unwrap_or(0);
         if have < *cost {
-            return Err(format!("the price is {cost} of {tpl}; the payment names {have}"));
+            return Err(format!("the price is {cost} of {tpl}; the payment names {have}").into());
         }
     }
 
     // Where the goods go, planned before anything changes: loose stash stacks of the same template are
-    // topped up first, then new stacks go first-fit into the stash grid. No room: nothing is bought.
-    let stash = profile["Inventory"]["stash"].as_str().ok_or("the profile has no stash")?.to_owned();
+    // topped up first (found through the stacks index, in the order they were added), then new stacks
+    // go first-fit into the stash grid. No room: nothing is bought.
+    let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
     let goods = tpl(offer).to_owned();
     let max = if parts.is_empty() { templates.stack_max(&goods) } else { Some(1) };
     let mut left = wanted;
-    let mut top_ups: Vec<(usize, u64)> = Vec::new();
-    for (i, item) in all.iter().enumerate() {
-        let loose = item["parentId"] == stash.as_str() && item["slotId"] == "hideout";
-        if left == 0 || !loose || tpl(item) != goods || !parts.is_empty() || payment.iter().any(|(p, _)| *p == i) {
-            continue;
-        }
-        let add = max.map_or(left, |m| m.saturating_sub(count(item))).min(left);
-        if add > 0 {
-            top_ups.push((i, add));
-            left -= add;
+    let mut top_ups: Vec<(String, Value, u64)> = Vec::new();
+    if parts.is_empty() && max != Some(1) {
+        let stacks: Vec<String> = match doc.get(&[INDEX, "stacks", &goods])? {
+            Value::Object(ids) => ids.into_iter().map(|(id, _)| id).collect(),
+            _ => Vec::new(),
+        };
+        for id in stacks {
+            if left == 0 {
+                break;
+            }
+            let Some(stack) = item(doc, &id)? else { continue };
+            let loose = stack["parentId"] == stash.as_str() && stack["slotId"] == "hideout";
+            if !loose || tpl(&stack) != goods || payment.iter().any(|(p, _, _)| *p == id) {
+                continue;
+            }
+            let add = max.map_or(left, |m| m.saturating_sub(count(&stack))).min(left);
+            if add > 0 {
+                top_ups.push((id, stack, add));
+                left -= add;
+            }
         }
     }
-    let mut grid = Grid::of(all, templates, &stash, "hideout").ok_or("the stash has no grid")?;
+    let mut grid = Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?;
     let (w, h) = templates.footprint(&goods, false);
     let mut stacks: Vec<(Value, u64)> = Vec::new();
     while left > 0 {
         // Each new stack takes at least one cell, so this ends within the grid's size.
         let units = max.map_or(left, |m| m.min(left));
-        let place = grid.place(w, h).ok_or_else(|| format!("no room in the stash for {wanted} of {goods}"))?;
+        let place = grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {wanted} of {goods}"))?;
         stacks.push((place, units));
         left -= units;
     }
 
     for record in ["TradersInfo", "TraderPurchases"] {
-        let (outer, inner) = (&profile[record], &profile[record][tid]);
-        if !(outer.is_null() || outer.is_object()) || !(inner.is_null() || inner.is_object()) {
-            return Err(format!("the profile's `{record}` is malformed"));
+        if !doc.object_or_absent(&[record])? || !doc.object_or_absent(&[record, tid])? {
+            return Err(format!("the profile's `{record}` is malformed").into());
         }
     }
 
-    // Checked: take the payment, then give the goods. Nothing below can fail.
-    let list = items_mut(profile)?;
+    // Checked: take the payment, then give the goods.
     let mut due = price.clone();
     let mut emptied = Vec::new();
-    for &(at, amount) in &payment {
-        let Some(owed) = due.get_mut(tpl(&list[at])) else { continue };
+    for (id, mut stack, amount) in payment {
+        let Some(owed) = due.get_mut(tpl(&stack)) else { continue };
         let take = amount.min(*owed);
         *owed -= take;
-        let rest = count(&list[at]) - take;
+        let rest = count(&stack) - take;
         if take == 0 {
             continue;
         }
-        set_count(&mut list[at], rest);
-        let id = list[at]["_id"].as_str().unwrap_or_default().to_owned();
-        if rest == 0 { emptied.push(id) } else { changes.changed(&id) }
+        if rest == 0 {
+            emptied.push(id);
+        } else {
+            set_count(&mut stack, rest);
+            write(doc, templates, &id, Some(stack))?;
+            changes.changed(&id);
+        }
     }
-    for (at, add) in top_ups {
-        let total = count(&list[at]) + add;
-        set_count(&mut list[at], total);
-        changes.changed(list[at]["_id"].as_str().unwrap_or_default());
+    for (id, mut stack, add) in top_ups {
+        let total = count(&stack) + add;
+        set_count(&mut stack, total);
+        write(doc, templates, &id, Some(stack))?;
+        changes.changed(&id);
     }
-    list.retain(|i| !emptied.iter().any(|id| i["_id"] == id.as_str()));
     for id in &emptied {
+        write(doc, templates, id, None)?;
         changes.removed(id);
     }
     for (place, units) in stacks {
         let id = profile::new_id();
         let mut ids = BTreeMap::from([(offer_id.to_owned(), id.clone())]);
-        list.push(json!({
+        let stack = json!({
             "_id": id, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place,
             "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
-        }));
+        });
+        write(doc, templates, &id, Some(stack))?;
         changes.created(&id);
-        // The parts come with fresh ids, under their copied parents (the subtree lists parents first).
+        // The parts come with fresh ids, under their copied parents (parents come first).
         for part in &parts {
             let (Some(old), Some(parent)) = (part["_id"].as_str(), part["parentId"].as_str().and_then(|p| ids.get(p)))
             else {
@@ -197,16 +222,16 @@ fn buy(profile: &mut Value, action: &Value, templates: &mut Templates, changes: 
             let fresh = profile::new_id();
             copy["_id"] = json!(fresh);
             copy["parentId"] = json!(parent);
-            list.push(copy);
+            write(doc, templates, &fresh, Some(copy))?;
             changes.created(&fresh);
             ids.insert(old.to_owned(), fresh);
         }
     }
 
     let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
-    let info = object(object(profile, "TradersInfo"), tid);
-    info["salesSum"] = json!(info["salesSum"].as_u64().unwrap_or(0).saturating_add(paid));
-    let purchases = object(object(profile, "TraderPurchases"), tid);
-    purchases[offer_id] = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": profile::now() });
+    let sales = doc.get(&["TradersInfo", tid, "salesSum"])?.as_u64().unwrap_or(0);
+    doc.set(&["TradersInfo", tid, "salesSum"], json!(sales.saturating_add(paid)))?;
+    let purchase = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": profile::now() });
+    doc.set(&["TraderPurchases", tid, offer_id], purchase)?;
     Ok(())
 }
