@@ -259,3 +259,108 @@ async fn a_malformed_body_is_a_400_that_says_why() {
     let text = reply.text();
     assert!(text.contains("the mod refused the request") && text.contains("profile/select"), "{text}");
 }
+
+/// Writes `profile` into the emulator's namespace of the store under `root`, as `modhost store put`
+/// does, while no server holds it.
+pub(crate) fn put_profile(root: &std::path::Path, profile: &serde_json::Value) {
+    let store = modhost_store::Store::open(&root.join("store"), false).unwrap();
+    let key = format!("profile.{}", profile["_id"].as_str().unwrap());
+    store.set("emulator", &key, profile.to_string().as_bytes()).unwrap();
+}
+
+/// The profile under `uid` as the emulator keeps it in its store (no server may hold `root`).
+pub(crate) fn stored_profile(root: &std::path::Path, uid: &str) -> serde_json::Value {
+    let store = modhost_store::Store::open(&root.join("store"), false).unwrap();
+    serde_json::from_slice(&store.get("emulator", &format!("profile.{uid}")).unwrap().unwrap()).unwrap()
+}
+
+/// A character as a player brings one in: SPT's shape, `Inventory.items` an array, with a rifle in the
+/// stash holding a part, and roubles.
+fn spt_profile() -> serde_json::Value {
+    let item = |id: &str, tpl: &str, extra: serde_json::Value| {
+        let mut item = serde_json::json!({"_id": id, "_tpl": tpl});
+        item.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        item
+    };
+    let (equipment, stash) = ("c0000000000000000000e001", "c0000000000000000000e002");
+    serde_json::json!({
+        "_id": "c0000000000000000000a001", "aid": 1,
+        "Info": {"Nickname": "Imported", "LowerNickname": "imported", "Side": "Bear", "Level": 12, "Experience": 4321},
+        "Health": {"Hydration": {"Current": 80, "Maximum": 100}},
+        "Inventory": {
+            "items": [
+                item(equipment, "55d7217a4bdc2d86028b456d", serde_json::json!({})),
+                item(stash, modhost_tests::gamedb::STASH, serde_json::json!({})),
+                item("c0000000000000000000e003", "5963866286f7747bf429b572", serde_json::json!({})),
+                item("c0000000000000000000e004", "5963866b86f7747bfa6d1e0c", serde_json::json!({})),
+                item("c0000000000000000000e005", "602543c13fee350cd564d032", serde_json::json!({})),
+                item("c0000000000000000000b001", "627a4e6b255f7527fb05a0f6", serde_json::json!({"parentId": equipment, "slotId": "Pockets"})),
+                item("c0000000000000000000b002", ROUBLES, serde_json::json!({"parentId": stash, "slotId": "hideout",
+                    "location": {"x": 0, "y": 0, "r": "Horizontal"}, "upd": {"StackObjectsCount": 123456}})),
+                item("c0000000000000000000b003", modhost_tests::gamedb::RIFLE, serde_json::json!({"parentId": stash, "slotId": "hideout",
+                    "location": {"x": 2, "y": 1, "r": "Horizontal"}, "upd": {"SpawnedInSession": false}})),
+                item("c0000000000000000000b004", "55d4887d4bdc2d962f8b4570", serde_json::json!({"parentId": "c0000000000000000000b003", "slotId": "mod_magazine"})),
+            ],
+            "equipment": equipment, "stash": stash, "questRaidItems": "c0000000000000000000e003",
+            "questStashItems": "c0000000000000000000e004", "sortingTable": "c0000000000000000000e005",
+            "fastPanel": {}, "favoriteItems": [],
+        },
+        "TradersInfo": {},
+    })
+}
+
+#[tokio::test]
+async fn a_profile_put_in_the_store_in_spt_shape_is_accepted_moved_in_and_listed_in_spt_shape() {
+    let builder = TestServer::builder().config(|c| c.builtin_mods = true);
+    let brought = spt_profile();
+    put_profile(builder.root(), &brought);
+    let server = builder.start().await.unwrap();
+    let p = Player {
+        addr: server.addr,
+        session: A.to_owned(),
+        uid: brought["_id"].as_str().unwrap().to_owned(),
+        stash: "c0000000000000000000e002".to_owned(),
+        roubles: "c0000000000000000000b002".to_owned(),
+        pockets: "c0000000000000000000b001".to_owned(),
+    };
+    // Listed as it was brought, before anything touched it (the session binds the only profile).
+    assert_eq!(p.profile().await, brought);
+
+    // The rifle (4x2 at (2,1)) is where the import put it: its cells are taken, and the roubles move
+    // beside it. Its part came along in the index: removing the rifle removes the part.
+    let taken = p.act(move_to(&p.roubles, &p.stash, "hideout", 5, 2)).await;
+    assert!(taken.as_deref().is_some_and(|r| r.contains("c0000000000000000000b003")), "{taken:?}");
+    assert_eq!(p.act(move_to(&p.roubles, &p.stash, "hideout", 6, 1)).await, None);
+    assert_eq!(p.act(move_to(&p.roubles, &p.stash, "hideout", 1, 1)).await, None);
+
+    let listed = p.profile().await;
+    let items = listed["Inventory"]["items"].as_array().expect("SPT's shape: an array of items");
+    assert!(listed.get("_modhost").is_none(), "the emulator's indexes reached the client: {listed}");
+    assert_eq!(items.len(), 9, "{listed}");
+    let roubles = items.iter().find(|i| i["_id"] == p.roubles.as_str()).unwrap();
+    assert_eq!(roubles["location"], serde_json::json!({"x": 1, "y": 1, "r": "Horizontal"}));
+    assert_eq!(roubles["upd"]["StackObjectsCount"], 123456);
+    // Everything else is as brought, in the order brought.
+    let mut expected = brought.clone();
+    expected["Inventory"]["items"][6]["location"] = serde_json::json!({"x": 1, "y": 1, "r": "Horizontal"});
+    assert_eq!(listed, expected);
+
+    let answer = p.moving(vec![serde_json::json!({"Action": "Remove", "item": "c0000000000000000000b003"})]).await;
+    let del = &answer["data"]["profileChanges"][&p.uid]["items"]["del"];
+    assert_eq!(
+        del,
+        &serde_json::json!([{"_id": "c0000000000000000000b003"}, {"_id": "c0000000000000000000b004"}]),
+        "{answer}"
+    );
+    assert_eq!(p.items().await.len(), 7);
+
+    // Converted once, in the store: items keyed by id, beside the indexes.
+    let again = server.restart_builder();
+    server.stop().await.unwrap();
+    let stored = stored_profile(again.root(), &p.uid);
+    assert!(stored["Inventory"]["items"].is_object(), "{stored}");
+    assert_eq!(stored["_modhost"]["shape"], 1, "{stored}");
+    let server = again.start().await.unwrap();
+    let p = Player { addr: server.addr, ..p };
+    assert_eq!(p.item(&p.roubles).await["location"], serde_json::json!({"x": 1, "y": 1, "r": "Horizontal"}));
+}

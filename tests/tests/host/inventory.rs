@@ -2,7 +2,7 @@
 //! every refusal is a warning that changes nothing, a purchase is all or nothing, and the per-session
 //! lock keeps 50 concurrent buys from losing an update while other sessions run alongside.
 
-use super::emulator::{A, B, Player, ROUBLES, emulator, move_to};
+use super::emulator::{A, B, Player, ROUBLES, emulator, move_to, stored_profile};
 use modhost_tests::client::{Call, send};
 use modhost_tests::gamedb::{self, RIFLE, STASH, TRADER};
 use modhost_tests::{TestServer, guests};
@@ -255,4 +255,163 @@ async fn moves_on_two_sessions_run_in_parallel() {
         assert_eq!(p.item(&p.roubles).await["location"], json!({"x": 0, "y": 30, "r": "Horizontal"}));
         assert_eq!(p.units(ROUBLES).await, 500000);
     }
+}
+
+/// An offer of a stacking template, added to the trader by the random-sequence test.
+const BOXES: &str = "6000000000000000000000a3";
+
+/// A small deterministic generator (xorshift64*), so a failing sequence can be replayed.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+
+    fn pick<'a>(&mut self, from: &'a [Value]) -> &'a Value {
+        &from[self.below(from.len() as u64) as usize]
+    }
+
+    fn id(&mut self) -> String {
+        format!("{:012x}{:012x}", self.below(1 << 48), self.below(1 << 48))
+    }
+}
+
+/// The emulator's indexes as they must be, rebuilt here from the items alone with the rules its
+/// `shape.rs` documents (and independent of its code): children by parent, the rows a placed item
+/// covers, and stacks by template. Empty maps are dropped (they mean nothing).
+fn rebuilt_indexes(items: &serde_json::Map<String, Value>, db: &Value) -> Value {
+    let props = |tpl: &str| &db["templates"]["items"][tpl]["_props"];
+    let mut index = json!({"children": {}, "rows": {}, "stacks": {}});
+    for (id, item) in items {
+        let tpl = item["_tpl"].as_str().unwrap();
+        if let Some(parent) = item["parentId"].as_str() {
+            let slot = item["slotId"].as_str().unwrap_or_default();
+            index["children"][parent][id] = json!(slot);
+            let location = &item["location"];
+            if let (Some(slot), Some(x), Some(y)) =
+                (item["slotId"].as_str(), location["x"].as_i64(), location["y"].as_i64())
+            {
+                let side = |k: &str| props(tpl)[k].as_i64().filter(|v| *v > 0).unwrap_or(1).min(64);
+                let turned = location["r"] == "Vertical" || location["r"] == 1;
+                let (w, h) = if turned { (side("Height"), side("Width")) } else { (side("Width"), side("Height")) };
+                for row in y..y + h {
+                    index["rows"][parent][slot][row.to_string()][id] = json!([x, w]);
+                }
+            }
+        }
+        if props(tpl)["StackMaxSize"].as_u64() != Some(1) {
+            index["stacks"][tpl][id] = json!(1);
+        }
+    }
+    without_empty_maps(index)
+}
+
+fn without_empty_maps(value: Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k, without_empty_maps(v)))
+                .filter(|(_, v)| v.as_object().is_none_or(|m| !m.is_empty()))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[tokio::test]
+async fn the_indexes_stay_consistent_over_a_random_sequence_of_actions() {
+    let mut db = gamedb::database(10);
+    // A short stash, so places collide often and buying runs out of room; and an offer of boxes that
+    // stack by 4 (generated template 3, 4x1).
+    db["templates"]["items"][STASH]["_props"]["Grids"][0]["_props"]["cellsV"] = json!(8);
+    let assort = &mut db["traders"][TRADER]["assort"];
+    assort["items"].as_array_mut().unwrap().push(
+        json!({"_id": BOXES, "_tpl": gamedb::hex_id(3), "parentId": "hideout", "slotId": "hideout", "upd": {"UnlimitedCount": true}}),
+    );
+    assort["barter_scheme"][BOXES] = json!([[{"count": 10, "_tpl": ROUBLES}]]);
+    assort["loyal_level_items"][BOXES] = json!(1);
+    let server =
+        TestServer::builder().db_json(&db.to_string()).config(|c| c.builtin_mods = true).start().await.unwrap();
+    let p = Player::new(server.addr, A, "Shuffler").await;
+    let roots: Vec<Value> = {
+        let profile = p.profile().await;
+        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable"]
+            .map(|k| profile["Inventory"][k].clone())
+            .to_vec()
+    };
+    let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
+    let (mut applied, mut refused) = (0, 0);
+    for _ in 0..60 {
+        let items = p.items().await;
+        let movable: Vec<Value> = items.iter().filter(|i| !roots.contains(&i["_id"])).cloned().collect();
+        // Stacks to split, and what may be removed: never the last of the money, so buying goes on.
+        let stacks: Vec<Value> =
+            movable.iter().filter(|i| i["upd"]["StackObjectsCount"].as_u64() > Some(1)).cloned().collect();
+        let junk: Vec<Value> = movable.iter().filter(|i| i["_tpl"] != ROUBLES).cloned().collect();
+        let place = |dice: &mut Dice| {
+            let r = if dice.below(3) == 0 { "Vertical" } else { "Horizontal" };
+            json!({"id": p.stash, "container": "hideout",
+                   "location": {"x": dice.below(10), "y": dice.below(8), "r": r}})
+        };
+        let mut batch = Vec::new();
+        for _ in 0..1 + dice.below(4) {
+            // Everything may be gone (removed, merged away): then only buying remains.
+            let Some(item) = (!movable.is_empty()).then(|| dice.pick(&movable)["_id"].clone()) else {
+                batch.push(buy(OFFER, 1, &[(&p.roubles, PRICE)]));
+                continue;
+            };
+            let other = dice.pick(&items)["_id"].clone();
+            let action = match dice.below(11) {
+                0..=2 => json!({"Action": "Move", "item": item, "to": place(&mut dice)}),
+                3 => json!({"Action": "Move", "item": item, "to": {"id": other, "container": "main"}}),
+                4 | 5 if !stacks.is_empty() => {
+                    json!({"Action": "Split", "splitItem": dice.pick(&stacks)["_id"], "newItem": dice.id(),
+                                "container": place(&mut dice), "count": 1 + dice.below(3)})
+                }
+                6 => json!({"Action": "Merge", "item": item, "with": other}),
+                7 => json!({"Action": "Transfer", "item": item, "with": other, "count": 1 + dice.below(2)}),
+                8 if !junk.is_empty() && dice.below(3) == 0 => {
+                    json!({"Action": "Remove", "item": dice.pick(&junk)["_id"]})
+                }
+                4 | 5 | 8 | 9 => json!({"Action": "Tag", "item": item, "TagName": "t", "TagColor": dice.below(5)}),
+                _ => {
+                    // A rifle, or a few of a stacking template (topping up the loose stacks first).
+                    let (offer, each, count) =
+                        if dice.below(2) == 0 { (OFFER, PRICE, 1) } else { (BOXES, 10, 1 + dice.below(5)) };
+                    let payer = items
+                        .iter()
+                        .find(|i| i["_tpl"] == ROUBLES && i["upd"]["StackObjectsCount"].as_u64() >= Some(each * count))
+                        .map_or(p.roubles.clone(), |i| i["_id"].as_str().unwrap().to_owned());
+                    buy(offer, count, &[(&payer, each * count)])
+                }
+            };
+            batch.push(action);
+        }
+        let sent = batch.len();
+        let answer = p.moving(batch).await;
+        assert_eq!(answer["err"], 0, "{answer}");
+        let warned = answer["data"]["warnings"].as_array().unwrap().len();
+        refused += warned;
+        applied += sent - warned;
+    }
+    eprintln!("random sequence: {applied} actions applied, {refused} refused");
+    assert!(applied > 40 && refused > 20, "the sequence did too little to test: {applied} applied, {refused} refused");
+
+    let listed = p.items().await;
+    let root = server.root().to_owned();
+    let again = server.restart_builder();
+    server.stop().await.unwrap();
+    let stored = stored_profile(&root, &p.uid);
+    let items = stored["Inventory"]["items"].as_object().unwrap();
+    assert_eq!(items.values().cloned().collect::<Vec<_>>(), listed, "profile/list is not the stored items");
+    let mut index = stored["_modhost"].clone();
+    assert_eq!(index["shape"], 1);
+    index.as_object_mut().unwrap().shift_remove("shape");
+    assert_eq!(without_empty_maps(index), rebuilt_indexes(items, &db), "the indexes drifted from the items");
+    drop(again);
 }
