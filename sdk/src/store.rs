@@ -165,7 +165,6 @@ impl Namespace<'_> {
     }
 }
 
-
 /// The value under `key` as JSON deserialized into `T`, or `None` if it was never written.
 ///
 /// ```rust,no_run

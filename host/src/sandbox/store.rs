@@ -163,7 +163,13 @@ impl plugin::store::Host for CallState {
         self.clocked(Phase::StoreGet, start, keys)
     }
 
-    async fn ns_doc_patch(&mut self, namespace: String, key: String, path: String, patch: Vec<u8>) -> Result<u64, Error> {
+    async fn ns_doc_patch(
+        &mut self,
+        namespace: String,
+        key: String,
+        path: String,
+        patch: Vec<u8>,
+    ) -> Result<u64, Error> {
         let start = self.clock();
         let done = on_store(&self.cx, namespace, true, move |s, ns| s.doc_patch(ns, &key, &path, &patch, None)).await;
         self.clocked(Phase::StoreSet, start, done)
@@ -178,10 +184,9 @@ impl plugin::store::Host for CallState {
         expected: u64,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| {
-            s.doc_patch(ns, &key, &path, &patch, Some(expected))
-        })
-        .await;
+        let done =
+            on_store(&self.cx, namespace, true, move |s, ns| s.doc_patch(ns, &key, &path, &patch, Some(expected)))
+                .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 }

@@ -34,7 +34,8 @@ impl Record {
 
 /// The key's patch records, oldest first.
 pub(crate) fn pending(conn: &Connection, id: &Id) -> rusqlite::Result<Vec<Record>> {
-    let mut query = conn.prepare_cached("SELECT seq, path, patch FROM patches WHERE ns = ?1 AND key = ?2 ORDER BY seq")?;
+    let mut query =
+        conn.prepare_cached("SELECT seq, path, patch FROM patches WHERE ns = ?1 AND key = ?2 ORDER BY seq")?;
     let rows = query.query_map(params![id.0, id.1], |row| {
         let patch = crate::sql::bytes(row, 2)?;
         Ok(Record { seq: row.get(0)?, path: row.get(1)?, patch: String::from_utf8_lossy(&patch).into_owned() })
@@ -97,8 +98,10 @@ impl Store {
         if patch.len() > MAX_VALUE_BYTES {
             return Err(StoreError::TooLarge { key: key.to_owned(), len: patch.len() });
         }
-        let text = std::str::from_utf8(patch)
-            .map_err(|e| StoreError::Document { key: key.to_owned(), reason: format!("the patch is not UTF-8: {e}") })?;
+        let text = std::str::from_utf8(patch).map_err(|e| StoreError::Document {
+            key: key.to_owned(),
+            reason: format!("the patch is not UTF-8: {e}"),
+        })?;
         let parsed = Patch::parse(path, text).map_err(document_error(key))?;
         let inner = &self.inner;
         let id: Id = (namespace.to_owned(), key.to_owned());

@@ -53,11 +53,16 @@ impl Maintenance {
 
     /// Folds every key with patch records, now, then checkpoints. Answers how many were folded.
     pub(crate) fn fold_all(&self, inner: &Inner) -> Result<usize, StoreError> {
-        let list = |e: rusqlite::Error| StoreError::Io { op: "list", key: "patch records".into(), reason: e.to_string() };
+        let list =
+            |e: rusqlite::Error| StoreError::Io { op: "list", key: "patch records".into(), reason: e.to_string() };
         let ids: Vec<Id> = {
             let reader = inner.reader();
             let mut query = reader.prepare_cached("SELECT DISTINCT ns, key FROM patches").map_err(list)?;
-            query.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).map_err(list)?.collect::<Result<_, _>>().map_err(list)?
+            query
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                .map_err(list)?
+                .collect::<Result<_, _>>()
+                .map_err(list)?
         };
         let mut folded = 0;
         for id in &ids {
@@ -67,9 +72,11 @@ impl Maintenance {
             }
         }
         let reader = inner.reader();
-        reader
-            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-            .map_err(|e| StoreError::Io { op: "checkpoint", key: "the log".into(), reason: e.to_string() })?;
+        reader.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(|e| StoreError::Io {
+            op: "checkpoint",
+            key: "the log".into(),
+            reason: e.to_string(),
+        })?;
         Ok(folded)
     }
 }
@@ -136,8 +143,11 @@ fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
                 )?
                 .execute(params![ns, key, slot, millis])?;
             }
-            conn.prepare_cached("UPDATE kv SET value = ?3 WHERE ns = ?1 AND key = ?2")?
-                .execute(params![ns, key, value.as_ref()])?;
+            conn.prepare_cached("UPDATE kv SET value = ?3 WHERE ns = ?1 AND key = ?2")?.execute(params![
+                ns,
+                key,
+                value.as_ref()
+            ])?;
             conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2 AND seq <= ?3")?
                 .execute(params![ns, key, upto])
                 .map(|n| n as i64)

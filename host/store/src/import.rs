@@ -58,8 +58,9 @@ pub(crate) fn from_files_layout(dir: &Path, conn: &Connection) -> Result<(), Str
             }
             target = aside.join(format!("{ns}.{n}"));
         }
-        fs::rename(dir.join(ns), &target)
-            .map_err(|e| format!("imported, but cannot move {} aside to {}: {e}", dir.join(ns).display(), target.display()))?;
+        fs::rename(dir.join(ns), &target).map_err(|e| {
+            format!("imported, but cannot move {} aside to {}: {e}", dir.join(ns).display(), target.display())
+        })?;
     }
     Ok(())
 }

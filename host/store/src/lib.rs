@@ -590,10 +590,8 @@ fn check_expected(key: &str, current: Option<&Entry>, expected: Option<Option<u6
 /// ring spans restarts and holds up to 15 minutes of history.
 fn save_backup(conn: &Connection, ns: &str, key: &str, old: &[u8]) -> rusqlite::Result<()> {
     let (slot, millis) = backup_slot();
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![ns, key, slot, millis, old])?;
+    conn.prepare_cached("INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![ns, key, slot, millis, old])?;
     Ok(())
 }
 

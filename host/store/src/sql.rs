@@ -58,7 +58,10 @@ pub(crate) fn open(dir: &Path, durable: bool) -> rusqlite::Result<Connection> {
 /// (as a player's `sqlite3` session may).
 pub(crate) fn bytes(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Vec<u8>> {
     let value = row.get_ref(index)?;
-    value.as_bytes().map(<[u8]>::to_vec).map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, value.data_type(), Box::new(e)))
+    value
+        .as_bytes()
+        .map(<[u8]>::to_vec)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, value.data_type(), Box::new(e)))
 }
 
 /// A write: runs inside the batch's transaction and answers a number (a row id, a count).
@@ -135,11 +138,7 @@ fn run_batch(conn: &Connection, batch: Vec<(u64, Job)>) -> HashMap<u64, Outcome>
     }
     let alone = batch.len() == 1;
     for (id, job) in batch {
-        let outcome = if alone {
-            job(conn).map_err(|e| e.to_string())
-        } else {
-            savepoint(conn, job)
-        };
+        let outcome = if alone { job(conn).map_err(|e| e.to_string()) } else { savepoint(conn, job) };
         outcomes.insert(id, outcome);
     }
     if alone && outcomes.values().any(Result::is_err) {

@@ -181,7 +181,9 @@ fn an_old_files_layout_is_imported_once_and_kept_aside() {
     assert_eq!(s.get("emulator", "profile.1").unwrap().as_deref(), Some(&br#"{"_id":"1"}"#[..]));
     assert_eq!(s.get("other", "k").unwrap().as_deref(), Some(&b"raw bytes"[..]));
     let history: Vec<u8> = raw(d)
-        .query_row("SELECT value FROM history WHERE ns = 'emulator' AND key = 'profile.1' AND slot = 2", [], |r| r.get(0))
+        .query_row("SELECT value FROM history WHERE ns = 'emulator' AND key = 'profile.1' AND slot = 2", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(history, br#"{"_id":"old"}"#);
     // The old folders are kept, moved aside, with every file.
@@ -282,7 +284,10 @@ fn many_patches_are_folded_in_the_background() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(left < i64::from(doc::FOLD_AFTER_RECORDS), "{left} patch records were never folded");
-    assert_eq!(s.doc_get("m", "p", "n").unwrap().unwrap().value.as_ref(), format!("{}", doc::FOLD_AFTER_RECORDS * 3 - 1).as_bytes());
+    assert_eq!(
+        s.doc_get("m", "p", "n").unwrap().unwrap().value.as_ref(),
+        format!("{}", doc::FOLD_AFTER_RECORDS * 3 - 1).as_bytes()
+    );
 }
 
 #[test]

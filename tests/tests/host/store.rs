@@ -142,7 +142,9 @@ fn torture(mode: &str, kills: u32) -> Torture {
         let whole_ok = (seq == 0 && acked_s == 0) || (is_whole(&whole) && (acked_s..=begun_s).contains(&seq));
         let doc_ok = (acked_p..=begun_p).contains(&n) && doc == doc_after(n);
         if !whole_ok || !doc_ok {
-            eprintln!("{mode}: value {seq} (acked {acked_s}, begun {begun_s}), doc {n} (acked {acked_p}, begun {begun_p})");
+            eprintln!(
+                "{mode}: value {seq} (acked {acked_s}, begun {begun_s}), doc {n} (acked {acked_p}, begun {begun_p})"
+            );
             t.torn += 1;
         }
         // What the store holds now is where the next child goes on from.
