@@ -66,6 +66,36 @@ async fn other_namespaces_need_read_or_write_grants() {
 }
 
 #[tokio::test]
+async fn documents_in_other_namespaces_need_the_same_grants() {
+    let patch = |p: serde_json::Value| json!({"path": "a", "patch": p}).to_string().into_bytes();
+    let none = with_other_namespace("").await;
+    denied(&call(&none, "/fx/ns/doc-get/other/d", b"a").await, "store_read");
+    denied(&call(&none, "/fx/ns/doc-keys/other/d", b"").await, "store_read");
+    denied(&call(&none, "/fx/ns/doc-patch/other/d", &patch(json!({"b": 1}))).await, "store_write");
+    // Its own namespace needs no grant: patch, read by path, list, and read whole.
+    assert_eq!(
+        call(&none, "/fx/ns/doc-patch/fx/d", &patch(json!({"b": 1, "c": [2]}))).await,
+        json!({"value": "patched"})
+    );
+    assert_eq!(call(&none, "/fx/ns/doc-get/fx/d", b"a.c").await, json!({"value": [2]}));
+    assert_eq!(call(&none, "/fx/ns/doc-get/fx/d", b"a.nothing").await, json!({"value": null}));
+    assert_eq!(call(&none, "/fx/ns/doc-keys/fx/d", b"a").await, json!({"value": ["b", "c"]}));
+    assert_eq!(call(&none, "/fx/ns/get/fx/d", b"").await, json!({"value": r#"{"a":{"b":1,"c":[2]}}"#}));
+    assert_eq!(call(&none, "/fx/ns/doc-get/fx/missing", b"a").await, json!({"value": null}));
+    let refused =
+        call(&none, "/fx/ns/doc-patch/fx/d", &json!({"path": "a.b.x", "patch": 1}).to_string().into_bytes()).await;
+    let error = refused["error"].as_str().unwrap_or_else(|| panic!("not refused: {refused}"));
+    assert!(error.starts_with("invalid:") && error.contains("not an object"), "{error}");
+
+    let reader = with_other_namespace("[grants]\nstore_read = [\"other\"]").await;
+    denied(&call(&reader, "/fx/ns/doc-patch/other/d", &patch(json!({"b": 1}))).await, "store_write");
+    assert_eq!(call(&reader, "/fx/ns/doc-get/other/d", b"a").await, json!({"value": null}));
+    let writer = with_other_namespace("[grants]\nstore_write = [\"other\"]").await;
+    assert_eq!(call(&writer, "/fx/ns/doc-patch/other/d", &patch(json!({"b": 1}))).await, json!({"value": "patched"}));
+    assert_eq!(call(&writer, "/fx/ns/doc-get/other/d", b"a.b").await, json!({"value": 1}));
+}
+
+#[tokio::test]
 async fn a_manifest_with_bad_grants_is_not_loaded_and_says_why() {
     let server = TestServer::builder()
         .with_mod("fx", guests::FIXTURE, "[grants]\nstore_read = [\"../etc\"]")
