@@ -10,10 +10,17 @@ use bytes::Bytes;
 use modhost_db::{DbError, Patch, Snapshot};
 use rusqlite::{Connection, params};
 
-/// Patch records past which a key is folded (its whole value rewritten without them).
-pub(crate) const FOLD_AFTER_RECORDS: u32 = 64;
-/// Bytes of patch records past which a key is folded.
-pub(crate) const FOLD_AFTER_BYTES: usize = 1 << 20;
+/// A key is folded (its whole value rewritten without its records) when its records weigh half its
+/// stored value, and at least this much: a fold costs the document's size, so folding once per half a
+/// document of patches keeps its cost per patch byte constant whatever the document's size.
+pub(crate) const FOLD_AFTER_BYTES: usize = 64 << 10;
+/// ...or when it has this many records, which bounds what a load replays.
+pub(crate) const FOLD_AFTER_RECORDS: u32 = 4096;
+
+/// Whether a key with these records and this stored size is due a fold.
+pub(crate) fn fold_due(pending: u32, pending_bytes: usize, stored: usize) -> bool {
+    pending >= FOLD_AFTER_RECORDS || pending_bytes >= FOLD_AFTER_BYTES.max(stored / 2)
+}
 
 /// One patch record of the `patches` table.
 pub(crate) struct Record {
@@ -143,7 +150,7 @@ impl Store {
             stored: current.stored,
             epoch: current.epoch,
         };
-        let fold = entry.pending >= FOLD_AFTER_RECORDS || entry.pending_bytes >= FOLD_AFTER_BYTES;
+        let fold = fold_due(entry.pending, entry.pending_bytes, entry.stored);
         inner.remember(id.clone(), Known::Present(entry));
         if fold {
             self.maintenance.fold_soon(id);

@@ -271,23 +271,32 @@ fn documents_read_and_patch_by_path() {
 fn many_patches_are_folded_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());
-    for i in 0..(doc::FOLD_AFTER_RECORDS * 3) {
-        s.doc_patch("m", "p", "", format!(r#"{{"n":{i}}}"#).as_bytes(), None).unwrap();
+    // Patches of 1 KB: past FOLD_AFTER_BYTES after 64 of them.
+    let pad = "p".repeat(1000);
+    let count = 3 * doc::FOLD_AFTER_BYTES / 1000;
+    for i in 0..count {
+        s.doc_patch("m", "p", "", format!(r#"{{"n":{i},"pad":"{pad}"}}"#).as_bytes(), None).unwrap();
     }
     let conn = raw(dir.path());
     let mut left = i64::MAX;
+    let below = (doc::FOLD_AFTER_BYTES / 1000) as i64;
     for _ in 0..500 {
         left = conn.query_row("SELECT count(*) FROM patches", [], |r| r.get(0)).unwrap();
-        if left < i64::from(doc::FOLD_AFTER_RECORDS) {
+        if left <= below {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(left < i64::from(doc::FOLD_AFTER_RECORDS), "{left} patch records were never folded");
-    assert_eq!(
-        s.doc_get("m", "p", "n").unwrap().unwrap().value.as_ref(),
-        format!("{}", doc::FOLD_AFTER_RECORDS * 3 - 1).as_bytes()
-    );
+    assert!(left <= below, "{left} patch records of {count} were never folded");
+    assert_eq!(s.doc_get("m", "p", "n").unwrap().unwrap().value.as_ref(), format!("{}", count - 1).as_bytes());
+}
+
+#[test]
+fn folds_come_once_per_half_a_document_of_patches() {
+    assert!(!doc::fold_due(64, 6_000, 1 << 20), "a 1 MB document folds after 512 KB of patches, not 64 records");
+    assert!(doc::fold_due(64, 600 << 10, 1 << 20));
+    assert!(doc::fold_due(10, doc::FOLD_AFTER_BYTES, 3_000), "a small document folds after the minimum");
+    assert!(doc::fold_due(doc::FOLD_AFTER_RECORDS, 10, 1 << 20), "the records a load replays are bounded");
 }
 
 #[test]
