@@ -24,6 +24,23 @@ pub struct ServeChild {
     tail: Arc<Mutex<VecDeque<String>>>,
 }
 
+/// The modhost binary an integration test runs: `MODHOST_BIN`, else the one built into the same
+/// target directory as the test (which runs from `target/<profile>/deps/`). Panics, saying how to build
+/// it, when it is missing: a test cannot go on without it.
+pub fn modhost_under_test() -> PathBuf {
+    if let Some(path) = std::env::var_os("MODHOST_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let path = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("modhost");
+    assert!(
+        path.exists(),
+        "{} is missing: build it (`cargo build --release -p modhost`) or set MODHOST_BIN",
+        path.display()
+    );
+    path
+}
+
 /// The `modhost` binary beside the running one (both are built into the same target directory).
 pub fn sibling_modhost() -> anyhow::Result<PathBuf> {
     Ok(std::env::current_exe()?.with_file_name("modhost"))

@@ -19,18 +19,7 @@ const CARGO_LIMIT: Duration = Duration::from_secs(900);
 
 /// The modhost binary under test.
 fn modhost() -> PathBuf {
-    if let Some(path) = std::env::var_os("MODHOST_BIN") {
-        return PathBuf::from(path);
-    }
-    // This test runs from target/<profile>/deps/; the binary is in target/<profile>/.
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let path = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("modhost");
-    assert!(
-        path.exists(),
-        "{} is missing: build it (`cargo build --release -p modhost`) or set MODHOST_BIN",
-        path.display()
-    );
-    path
+    modhost_tests::child::modhost_under_test()
 }
 
 /// The workspace's `target/new-mod-test`, shared by every run of these tests.

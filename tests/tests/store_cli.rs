@@ -25,18 +25,7 @@ const UID2: &str = "fedcba9876543210fedcba98";
 
 /// The modhost binary under test.
 fn modhost() -> PathBuf {
-    if let Some(path) = std::env::var_os("MODHOST_BIN") {
-        return PathBuf::from(path);
-    }
-    // This test runs from target/<profile>/deps/; the binary is in target/<profile>/.
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let path = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join("modhost");
-    assert!(
-        path.exists(),
-        "{} is missing: build it (`cargo build --release -p modhost`) or set MODHOST_BIN",
-        path.display()
-    );
-    path
+    modhost_tests::child::modhost_under_test()
 }
 
 /// A finished command.
