@@ -415,3 +415,50 @@ async fn the_indexes_stay_consistent_over_a_random_sequence_of_actions() {
     assert_eq!(without_empty_maps(index), rebuilt_indexes(items, &db), "the indexes drifted from the items");
     drop(again);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_on_one_profile_from_two_sessions_apply_whole_or_conflict_whole() {
+    // Two sessions play one profile, so their batches run at once (the lock is per session). Each
+    // batch splits one rouble off into a new stack: a batch that was applied over another's change
+    // would make money (both take 1 from the same count), a half-applied one would lose it.
+    let server = emulator().await;
+    let p = Player::new(server.addr, A, "Twins").await;
+    let selected = super::emulator::post(p.addr, "/client/game/profile/select", B, json!({"uid": p.uid})).await;
+    assert_eq!(selected["err"], 0, "{selected}");
+    let tasks: Vec<_> = [(A, 10), (B, 40)]
+        .into_iter()
+        .map(|(session, first_row)| {
+            let (addr, roubles, stash) = (p.addr, p.roubles.clone(), p.stash.clone());
+            tokio::spawn(async move {
+                let (mut applied, mut conflicts) = (0u64, 0u64);
+                for n in 0..60i64 {
+                    let to = (stash.as_str(), n % 10, first_row + n / 10);
+                    let body = json!({"data": [split(&roubles, None, to, json!(1))], "tm": 1}).to_string();
+                    let call = Call::post("/client/game/profile/items/moving", body.as_bytes()).session(session);
+                    let answer = send(addr, &call).await.unwrap().json();
+                    match answer["err"].as_i64() {
+                        Some(0) if answer["data"]["warnings"] == json!([]) => applied += 1,
+                        Some(1) => {
+                            assert!(answer["errmsg"].as_str().unwrap().contains("nothing was applied"), "{answer}");
+                            conflicts += 1;
+                        }
+                        _ => panic!("neither applied nor a conflict: {answer}"),
+                    }
+                }
+                (applied, conflicts)
+            })
+        })
+        .collect();
+    let (mut applied, mut conflicts) = (0, 0);
+    for task in tasks {
+        let (a, c) = task.await.unwrap();
+        applied += a;
+        conflicts += c;
+    }
+    eprintln!("two sessions on one profile: {applied} batches applied, {conflicts} conflicts");
+    assert!(conflicts > 0, "the batches never overlapped: the test proved nothing");
+    let stacks = p.of(ROUBLES).await;
+    assert_eq!(stacks.len() as u64, 1 + applied, "a stack per applied batch, and only those");
+    assert_eq!(p.units(ROUBLES).await, 500000, "money made or lost");
+    assert_eq!(p.item(&p.roubles).await["upd"]["StackObjectsCount"], 500000 - applied);
+}
