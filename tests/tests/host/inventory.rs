@@ -431,7 +431,12 @@ async fn batches_on_one_profile_from_two_sessions_apply_whole_or_conflict_whole(
             let (addr, roubles, stash) = (p.addr, p.roubles.clone(), p.stash.clone());
             tokio::spawn(async move {
                 let (mut applied, mut conflicts) = (0u64, 0u64);
-                for n in 0..60i64 {
+                // At least 60 batches, and on until one met the other's change (28 rows of places
+                // each, so at most 280).
+                for n in 0..280i64 {
+                    if n >= 60 && conflicts > 0 {
+                        break;
+                    }
                     let to = (stash.as_str(), n % 10, first_row + n / 10);
                     let body = json!({"data": [split(&roubles, None, to, json!(1))], "tm": 1}).to_string();
                     let call = Call::post("/client/game/profile/items/moving", body.as_bytes()).session(session);
