@@ -1,7 +1,9 @@
 //! `profile-bench`: what a `Move` costs as the profile grows. A new profile, then profiles padded with
 //! SPT-shaped items to about 100 KB, 400 KB and 1 MB, each on its own `modhost serve --perf` child at
-//! the same database; per size, the Move's client p50 on one kept-alive connection and the server's
-//! own time per Move (`--perf`: total, guest, store calls), with ratios to the new profile.
+//! the same database; per size, the Move's client p50 on a kept-alive connection and the server's own
+//! time per Move (`--perf`: total, guest, store calls), with ratios to the new profile. The servers run
+//! side by side and the Moves take turns among them, 10 at a time, so the noise of a shared machine
+//! falls on every size alike.
 //!
 //! The padded profiles are written into the store in SPT's shape (`Inventory.items` an array, as
 //! `profile/list` answers and as a player brings a character in) before the server starts, so the
@@ -34,7 +36,7 @@ struct Args {
     /// Padded sizes to measure, in KB of profile (the new profile is always measured first).
     #[arg(long, value_delimiter = ',', default_value = "100,400,1000")]
     sizes: Vec<usize>,
-    /// Measured Moves per size.
+    /// Measured Moves per size (rounded up to a multiple of 10: the sizes take turns, 10 at a time).
     #[arg(long, default_value_t = 300)]
     moves: u32,
     /// Moves before measuring (the first converts a padded profile).
@@ -176,112 +178,141 @@ async fn list(client: &mut Client) -> anyhow::Result<Value> {
     Ok(listed["data"][0].clone())
 }
 
-/// Runs one size on a fresh root: `profile` (SPT's shape) written into the store first, or, when
-/// `None`, a profile created over the wire. Answers the results and the profile as listed.
-async fn measure(
-    modhost: &Path,
-    db: &[u8],
-    label: &str,
-    profile: Option<&Value>,
-    args: &Args,
-) -> anyhow::Result<(Measured, Value)> {
-    let root = tempfile::tempdir()?;
-    std::fs::write(root.path().join("db.json"), db)?;
-    if let Some(profile) = profile {
-        // As `modhost store put` would: the server is not running, so the store is ours to open.
-        let store = Store::open(&root.path().join("store"), false)?;
-        let uid = profile["_id"].as_str().context("the profile has no _id")?;
-        store.set("emulator", &format!("profile.{uid}"), &serde_json::to_vec(profile)?)?;
-    }
-    let server = ServeChild::spawn(modhost, root.path(), &["--perf"])?;
-    let mut client = Client::connect(server.addr).await?;
-    let mut booted = false;
-    for _ in 0..3000 {
-        if let Ok(reply) = client.send(&post("/client/game/config", &json!({}))).await
-            && envelope(&reply, "config").is_ok()
-        {
-            booted = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        client = Client::connect(server.addr).await?;
-    }
-    ensure!(booted, "the server did not boot; its log ended:\n{}", server.tail());
-    if profile.is_none() {
-        let create = json!({"nickname": "BenchRunner", "side": "Usec", "headId": "x"});
-        envelope(&client.send(&post("/client/game/profile/create", &create)).await?, "profile/create")?;
-    }
-    // Lists (binding the session to the only profile there is) in SPT's shape.
-    let listed = list(&mut client).await?;
-    let (roubles, stash) = ids(&listed)?;
-    let profile_bytes = listed.to_string().len();
-    let items = listed["Inventory"]["items"].as_array().map_or(0, Vec::len);
-
-    let mut latencies = Vec::new();
-    let mut perf_before = Vec::new();
-    let (mut placed, mut last) = (1u32, (0, 0));
-    for round in 0..args.warmup + args.moves {
-        // The server closes a kept-alive connection after 512 requests: a fresh one, outside the
-        // timing, well before that.
-        if round % 400 == 0 {
-            client = Client::connect(server.addr).await?;
-        }
-        if round == args.warmup {
-            perf_before = perf_at(root.path(), u64::from(args.warmup)).await?;
-        }
-        let (x, y) = (placed % 10, (placed / 10) % MOVE_ROWS);
-        placed += 1;
-        let action = json!({"Action": "Move", "item": roubles,
-            "to": {"id": stash, "container": "hideout", "location": {"x": x, "y": y, "r": "Horizontal"}}});
-        let call = post(MOVING, &json!({"data": [action], "tm": 1}));
-        let started = Instant::now();
-        let reply = client.send(&call).await?;
-        let took = started.elapsed();
-        let answer = envelope(&reply, "Move")?;
-        ensure!(answer["data"]["warnings"] == json!([]), "a Move was refused: {}", answer["data"]["warnings"]);
-        let change = &answer["data"]["profileChanges"].as_object().and_then(|c| c.values().next()).cloned();
-        let change = change.as_ref().map(|c| &c["items"]["change"][0]).cloned().unwrap_or_default();
-        ensure!(
-            change["_id"] == roubles.as_str() && change["location"] == json!({"x": x, "y": y, "r": "Horizontal"}),
-            "the Move's answer does not show the roubles at ({x},{y}): {change}"
-        );
-        if round >= args.warmup {
-            latencies.push(took.as_secs_f64() * 1e3);
-        }
-        last = (x, y);
-    }
-    let perf_after = perf_at(root.path(), u64::from(args.warmup + args.moves)).await?;
-    let moves = f64::from(args.moves);
-    let server_us: Vec<(String, f64, f64)> = perf_after
-        .iter()
-        .map(|(name, ms, calls)| {
-            let (ms_before, calls_before) =
-                perf_before.iter().find(|(n, _, _)| n == name).map_or((0.0, 0.0), |(_, m, c)| (*m, *c));
-            (name.clone(), (ms - ms_before) * 1e3 / moves, (calls - calls_before) / moves)
-        })
-        .collect();
-
-    // What the client reads afterwards is SPT's shape, holding every item, with the last move applied.
-    client = Client::connect(server.addr).await?;
-    let after = list(&mut client).await?;
-    let listed_items = after["Inventory"]["items"].as_array().context("profile/list answered no item array")?;
-    ensure!(listed_items.len() == items, "profile/list lost items: {} of {items}", listed_items.len());
-    let moved = listed_items.iter().find(|i| i["_id"] == roubles.as_str()).context("the roubles are gone")?;
-    ensure!(
-        moved["location"] == json!({"x": last.0, "y": last.1, "r": "Horizontal"}),
-        "profile/list does not show the last move: {moved}"
-    );
-    drop(server);
-    let measured = Measured {
-        label: label.to_owned(),
-        profile_bytes,
-        items,
-        client_p50_ms: median(&latencies),
-        server: server_us,
-    };
-    Ok((measured, listed))
+/// One size's server, its player, and what its Moves measured so far.
+struct Run {
+    label: String,
+    root: tempfile::TempDir,
+    server: ServeChild,
+    client: Client,
+    /// Requests sent on `client` (the server closes a kept-alive connection after 512).
+    sent: u32,
+    roubles: String,
+    stash: String,
+    profile_bytes: usize,
+    items: usize,
+    /// Moves sent, warm-up included; the next goes to the place after the last.
+    moved: u32,
+    last: (u32, u32),
+    latencies_ms: Vec<f64>,
+    perf_before: Vec<PhaseTotal>,
 }
 
+impl Run {
+    /// Starts a server on a fresh root, with `profile` (SPT's shape) written into the store first
+    /// or, when `None`, a profile created over the wire; lists the profile (binding the session).
+    async fn start(modhost: &Path, db: &[u8], label: &str, profile: Option<&Value>) -> anyhow::Result<(Run, Value)> {
+        let root = tempfile::tempdir()?;
+        std::fs::write(root.path().join("db.json"), db)?;
+        if let Some(profile) = profile {
+            // As `modhost store put` would: the server is not running, so the store is ours to open.
+            let store = Store::open(&root.path().join("store"), false)?;
+            let uid = profile["_id"].as_str().context("the profile has no _id")?;
+            store.set("emulator", &format!("profile.{uid}"), &serde_json::to_vec(profile)?)?;
+        }
+        let server = ServeChild::spawn(modhost, root.path(), &["--perf"])?;
+        let mut booted = None;
+        for _ in 0..3000 {
+            let mut client = Client::connect(server.addr).await?;
+            if let Ok(reply) = client.send(&post("/client/game/config", &json!({}))).await
+                && envelope(&reply, "config").is_ok()
+            {
+                booted = Some(client);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut client =
+            booted.with_context(|| format!("the server did not boot; its log ended:\n{}", server.tail()))?;
+        if profile.is_none() {
+            let create = json!({"nickname": "BenchRunner", "side": "Usec", "headId": "x"});
+            envelope(&client.send(&post("/client/game/profile/create", &create)).await?, "profile/create")?;
+        }
+        let listed = list(&mut client).await?;
+        let (roubles, stash) = ids(&listed)?;
+        let run = Run {
+            label: label.to_owned(),
+            root,
+            server,
+            client,
+            sent: 3,
+            roubles,
+            stash,
+            profile_bytes: listed.to_string().len(),
+            items: listed["Inventory"]["items"].as_array().map_or(0, Vec::len),
+            moved: 0,
+            last: (0, 0),
+            latencies_ms: Vec::new(),
+            perf_before: Vec::new(),
+        };
+        Ok((run, listed))
+    }
+
+    /// Sends `n` Moves of the roubles, each to the place after the last, checking each answer;
+    /// `timed` keeps their latencies.
+    async fn moves(&mut self, n: u32, timed: bool) -> anyhow::Result<()> {
+        for _ in 0..n {
+            if self.sent >= 500 {
+                // A fresh connection, outside the timing, before the server closes this one.
+                self.client = Client::connect(self.server.addr).await?;
+                self.sent = 0;
+            }
+            self.moved += 1;
+            let (x, y) = (self.moved % 10, (self.moved / 10) % MOVE_ROWS);
+            let action = json!({"Action": "Move", "item": self.roubles,
+                "to": {"id": self.stash, "container": "hideout", "location": {"x": x, "y": y, "r": "Horizontal"}}});
+            let call = post(MOVING, &json!({"data": [action], "tm": 1}));
+            let started = Instant::now();
+            let reply = self.client.send(&call).await?;
+            let took = started.elapsed();
+            self.sent += 1;
+            let answer = envelope(&reply, "Move")?;
+            ensure!(answer["data"]["warnings"] == json!([]), "a Move was refused: {}", answer["data"]["warnings"]);
+            let changes = answer["data"]["profileChanges"].as_object().and_then(|c| c.values().next());
+            let change = changes.map(|c| c["items"]["change"][0].clone()).unwrap_or_default();
+            ensure!(
+                change["_id"] == self.roubles.as_str()
+                    && change["location"] == json!({"x": x, "y": y, "r": "Horizontal"}),
+                "the Move's answer does not show the roubles at ({x},{y}): {change}"
+            );
+            if timed {
+                self.latencies_ms.push(took.as_secs_f64() * 1e3);
+            }
+            self.last = (x, y);
+        }
+        Ok(())
+    }
+
+    /// The server's time per measured Move, by phase, once its `perf.txt` shows every Move; then
+    /// checks that what the client reads is SPT's shape, holding every item, with the last Move applied.
+    async fn finish(self) -> anyhow::Result<Measured> {
+        let perf_after = perf_at(self.root.path(), u64::from(self.moved)).await?;
+        let moves = self.latencies_ms.len() as f64;
+        let server: Vec<(String, f64, f64)> = perf_after
+            .iter()
+            .map(|(name, ms, calls)| {
+                let (ms_before, calls_before) =
+                    self.perf_before.iter().find(|(n, _, _)| n == name).map_or((0.0, 0.0), |(_, m, c)| (*m, *c));
+                (name.clone(), (ms - ms_before) * 1e3 / moves, (calls - calls_before) / moves)
+            })
+            .collect();
+        let mut client = Client::connect(self.server.addr).await?;
+        let after = list(&mut client).await?;
+        let listed = after["Inventory"]["items"].as_array().context("profile/list answered no item array")?;
+        ensure!(listed.len() == self.items, "profile/list lost items: {} of {}", listed.len(), self.items);
+        let moved = listed.iter().find(|i| i["_id"] == self.roubles.as_str()).context("the roubles are gone")?;
+        ensure!(
+            moved["location"] == json!({"x": self.last.0, "y": self.last.1, "r": "Horizontal"}),
+            "profile/list does not show the last Move: {moved}"
+        );
+        Ok(Measured {
+            label: self.label,
+            profile_bytes: self.profile_bytes,
+            items: self.items,
+            client_p50_ms: median(&self.latencies_ms),
+            server,
+        })
+    }
+}
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -290,18 +321,37 @@ async fn main() -> anyhow::Result<()> {
     db["templates"]["items"][STASH]["_props"]["Grids"][0]["_props"]["cellsV"] = json!(STASH_ROWS);
     let db = serde_json::to_vec(&db)?;
 
-    eprintln!("new profile…");
-    let (new, base) = measure(&modhost, &db, "new", None, &args).await?;
-    let mut rows = vec![new];
+    // Every size's server runs at once and the Moves go round them a few at a time, so the machine's
+    // noise (other builds, say) falls on all sizes alike.
+    eprintln!("starting the servers…");
+    let (new, base) = Run::start(&modhost, &db, "new", None).await?;
+    let mut runs = vec![new];
     for kb in &args.sizes {
-        eprintln!("padded to {kb} KB…");
         let profile = padded(&base, kb * 1000);
-        rows.push(measure(&modhost, &db, &format!("~{kb} KB"), Some(&profile), &args).await?.0);
+        runs.push(Run::start(&modhost, &db, &format!("~{kb} KB"), Some(&profile)).await?.0);
+    }
+    eprintln!("warming up (the first Move converts a padded profile)…");
+    for run in &mut runs {
+        run.moves(args.warmup, false).await?;
+        run.perf_before = perf_at(run.root.path(), u64::from(args.warmup)).await?;
+    }
+    eprintln!("measuring…");
+    const TURN: u32 = 10;
+    for _ in 0..args.moves.div_ceil(TURN) {
+        for run in &mut runs {
+            run.moves(TURN, true).await?;
+        }
+    }
+    let mut rows = Vec::new();
+    for run in runs {
+        rows.push(run.finish().await?);
     }
 
     println!(
-        "\nitems/moving, one Move a request, {} templates, {} measured Moves per size (after {} warm-up)",
-        args.items, args.moves, args.warmup
+        "\nitems/moving, one Move a request, {} templates, {} measured Moves per size (after {} warm-up), sizes in turn",
+        args.items,
+        args.moves.div_ceil(10) * 10,
+        args.warmup
     );
     println!(
         "{:<9} {:>10} {:>7} {:>13} {:>7} {:>15} {:>7} {:>10} {:>12} {:>12}",
