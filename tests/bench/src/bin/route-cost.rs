@@ -161,8 +161,8 @@ fn main() -> anyhow::Result<()> {
             .collect()
     };
     println!(
-        "\n{:<32} {:<26} {:<22} {:<18} {}",
-        "server", "req/s median (min-max)", "CPU us/req (min-max)", "CPU vs hyper", "req/s vs hyper"
+        "\n{:<32} {:<26} {:<22} {:<18} req/s vs hyper",
+        "server", "req/s median (min-max)", "CPU us/req (min-max)", "CPU vs hyper"
     );
     let hyper_rps = median(&of(Server::Hyper).iter().map(|r| r.rps).collect::<Vec<_>>());
     let hyper_cpu = median(&of(Server::Hyper).iter().map(|r| r.cpu_us).collect::<Vec<_>>());
