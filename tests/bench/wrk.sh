@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${DUR:-10} CONNS=${CONNS:-32} THREADS=${THREADS:-2} REPS=${REPS:-3}
-MODHOST=target/release/modhost
+MODHOST=${MODHOST:-target/release/modhost}
 HELLO=target/release/hyper-hello
 FIXTURE=target/wasm-guests/wasm32-wasip2/release/fixture_guest.wasm
 WASMTIME=${WASMTIME:-target/tools/bin/wasmtime}
