@@ -45,16 +45,21 @@ polyglot: setup-polyglot
 	componentize-py -d wit -w plugin componentize -p tests/fixtures/python-escape -p $(POLYGLOT)/python-bindings app -o $(POLYGLOT)/python-escape.wasm
 
 ## test: every test of the project (release build, shared with `run` and the benchmarks), then the
-## benchmark gate: the client's mix at a small scale, every answer validated, with a floor at about a
-## third of what a 2-core machine does (a regression of kind, not of noise). It prints the number.
+## benchmark gates: the client's mix at a small scale, every answer validated, with a floor at about a
+## third of what a 2-core machine does (a regression of kind, not of noise), and a trivial route's
+## server CPU per request against raw hyper's in the same run (fresh instance and reuse, zlib answers),
+## under ceilings between what the code does (about 7x and 2.6x) and what it did before issue 16's
+## work (10-13x and 5-6.5x). Both print their numbers.
 test: setup polyglot setup-browser
 	cargo test --release
 	@# The benchmarks are not a default member; their build shares every dependency with the test
 	@# build (tests/tests/layout.rs keeps the features equal), so this compiles the bench crate alone.
 	cargo build --release -p modhost-benches
 	test -x target/release/modhost && test -x target/release/modhost-bench && test -x target/release/wrap-core
+	test -x target/release/route-cost && test -x target/release/hyper-hello
 	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
+	target/release/route-cost --reps 3 --secs 2 --max-fresh 9 --max-reuse 4
 
 ## check-mods: `modhost check` on every plugin and example (built by the test build); fails on a trap
 ## or a timeout.
@@ -79,7 +84,8 @@ bench: build
 	cargo build --release -p modhost-benches --bin modhost-bench
 	target/release/modhost-bench --items 3000 --keepalive --perf --report target/modhost-bench.html
 
-## bench-wrk: raw hyper vs a trivial mod route (fresh instances, reuse) under wrk; prints a table.
+## bench-wrk: raw hyper vs a trivial mod route (fresh instances, reuse) vs `wasmtime serve` (installs
+## wasmtime-cli 48 into target/tools the first time; WASMTIME=none leaves it out) under wrk; prints a table.
 bench-wrk: build
 	cargo build --release -p modhost-benches --bin hyper-hello
 	bash tests/bench/wrk.sh

@@ -2,7 +2,9 @@
 //! (version 0.0.4), always on.
 //!
 //! One uncontended lock per request (a few tens of nanoseconds) keeps this simple; the keys are route
-//! patterns and status codes, never raw URLs, so a client cannot grow the table without bound.
+//! patterns and status codes, never raw URLs, so a client cannot grow the table without bound. The
+//! tables nest (route, then mod, then status) so that counting a request of a route seen before looks
+//! its names up by reference and allocates nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,10 +31,24 @@ pub struct Metrics {
 
 #[derive(Debug, Default)]
 struct Tables {
-    /// (route, mod, status) → requests.
-    requests: BTreeMap<(String, String, u16), u64>,
-    /// route → latency, head to answer ready.
-    latency: BTreeMap<String, Histogram>,
+    routes: BTreeMap<String, RouteTable>,
+}
+
+/// One route's counters.
+#[derive(Debug, Default)]
+struct RouteTable {
+    /// mod → status → requests.
+    requests: BTreeMap<String, BTreeMap<u16, u64>>,
+    /// Latency, head to answer ready.
+    latency: Histogram,
+}
+
+/// The entry of `key`, made only when it is new: `entry` would take an owned key on every call.
+fn entry_of<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
 }
 
 impl Metrics {
@@ -41,8 +57,9 @@ impl Metrics {
     pub fn observe(&self, route: &str, mod_id: &str, status: u16, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
         let mut tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        *tables.requests.entry((route.to_owned(), mod_id.to_owned(), status)).or_insert(0) += 1;
-        let histogram = tables.latency.entry(route.to_owned()).or_default();
+        let table = entry_of(&mut tables.routes, route);
+        *entry_of(&mut table.requests, mod_id).entry(status).or_insert(0) += 1;
+        let histogram = &mut table.latency;
         if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
             histogram.buckets[bucket] += 1;
         }
@@ -56,18 +73,22 @@ impl Metrics {
         let mut out = String::new();
         out.push_str("# HELP modhost_requests_total Requests answered, by route, mod and status.\n");
         out.push_str("# TYPE modhost_requests_total counter\n");
-        for ((route, mod_id, status), n) in &tables.requests {
-            let _ = writeln!(
-                out,
-                "modhost_requests_total{{route=\"{}\",mod=\"{}\",status=\"{status}\"}} {n}",
-                escape(route),
-                escape(mod_id)
-            );
+        for (route, table) in &tables.routes {
+            for (mod_id, statuses) in &table.requests {
+                for (status, n) in statuses {
+                    let _ = writeln!(
+                        out,
+                        "modhost_requests_total{{route=\"{}\",mod=\"{}\",status=\"{status}\"}} {n}",
+                        escape(route),
+                        escape(mod_id)
+                    );
+                }
+            }
         }
         out.push_str("# HELP modhost_request_duration_seconds Time from a request's head to its answer, by route.\n");
         out.push_str("# TYPE modhost_request_duration_seconds histogram\n");
-        for (route, h) in &tables.latency {
-            let route = escape(route);
+        for (route, table) in &tables.routes {
+            let (route, h) = (escape(route), &table.latency);
             let mut cumulative = 0;
             for (bound, n) in BUCKETS.iter().zip(h.buckets) {
                 cumulative += n;
@@ -105,12 +126,6 @@ impl Metrics {
     /// Totals per route pattern.
     pub fn route_stats(&self) -> BTreeMap<String, RouteStats> {
         let tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut errors: BTreeMap<&str, u64> = BTreeMap::new();
-        for ((route, _, status), n) in &tables.requests {
-            if *status >= 400 {
-                *errors.entry(route).or_insert(0) += n;
-            }
-        }
         let quantile = |h: &Histogram, q: f64| {
             let rank = (q * h.count as f64).ceil().max(1.0) as u64;
             let mut cumulative = 0;
@@ -120,12 +135,14 @@ impl Metrics {
             })
         };
         tables
-            .latency
+            .routes
             .iter()
-            .map(|(route, h)| {
+            .map(|(route, table)| {
+                let h = &table.latency;
+                let errors = table.requests.values().flat_map(|s| s.range(400..)).map(|(_, n)| n).sum();
                 let stats = RouteStats {
                     count: h.count,
-                    errors: errors.get(route.as_str()).copied().unwrap_or(0),
+                    errors,
                     mean_ms: if h.count == 0 { 0.0 } else { h.sum_seconds * 1e3 / h.count as f64 },
                     p50_le_ms: quantile(h, 0.5),
                     p99_le_ms: quantile(h, 0.99),

@@ -1,18 +1,35 @@
 #!/usr/bin/env bash
-# Boot time (cold compile, then cached) and the cost of a trivial mod route against raw hyper, driven by
-# wrk with the same threads and connections, in one run. Servers alternate (A B C, then C B A, ...) and
-# the table gives the median and min-max over REPS repetitions, with server CPU per request from
-# /proc/<pid>/stat. Run through `make bench-wrk` (builds everything first).
+# Boot time (cold compile, then cached) and the cost of a trivial mod route against raw hyper and
+# `wasmtime serve` (wasmtime-cli 48 on a trivial `wasi:http` component, `tests/bench/wasi-hello`), driven
+# by wrk with the same threads and connections, in one run. Servers alternate (A B C D E, then
+# E D C B A, ...) and the table gives the median and min-max over REPS repetitions, with server CPU per
+# request from /proc/<pid>/stat, and the ratios: req/s against raw hyper, and modhost's req/s against
+# `wasmtime serve`'s in the same mode (fresh instance per request; reuse). Run through `make bench-wrk`
+# (builds everything first).
 #
 #   DUR=10 CONNS=32 THREADS=2 REPS=3 bash tests/bench/wrk.sh
+#
+# wasmtime-cli is installed with cargo into target/tools the first time (a long build: 10-30 minutes
+# on two cores), then reused. WASMTIME=none leaves it out; WASMTIME=/path/to/wasmtime uses that one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${DUR:-10} CONNS=${CONNS:-32} THREADS=${THREADS:-2} REPS=${REPS:-3}
-MODHOST=target/release/modhost
+MODHOST=${MODHOST:-target/release/modhost}
 HELLO=target/release/hyper-hello
 FIXTURE=target/wasm-guests/wasm32-wasip2/release/fixture_guest.wasm
+WASMTIME=${WASMTIME:-target/tools/bin/wasmtime}
+WASI_HELLO=target/wasi-hello/wasm32-wasip2/release/wasi_hello.wasm
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
 for f in "$MODHOST" "$HELLO" "$FIXTURE"; do [ -e "$f" ] || { echo "missing $f: run make bench-wrk"; exit 1; }; done
+if [ "$WASMTIME" != none ]; then
+  if [ ! -x "$WASMTIME" ] && [ "$WASMTIME" = target/tools/bin/wasmtime ]; then
+    echo "== installing wasmtime-cli 48 into target/tools (once; WASMTIME=none skips it)"
+    cargo install wasmtime-cli --version '^48' --locked --root target/tools
+  fi
+  "$WASMTIME" --version | grep -q '^wasmtime 48\.' || { echo "$WASMTIME is not wasmtime 48: $("$WASMTIME" --version)"; exit 1; }
+  # Built only for wasm32-wasip2, by its own manifest: the main workspace never compiles it.
+  cargo build -q --release --target wasm32-wasip2 --manifest-path tests/bench/wasi-hello/Cargo.toml --target-dir target/wasi-hello
+fi
 
 work=$(mktemp -d)
 pids=()
@@ -26,7 +43,8 @@ start() {
   "$@" >"$work/$name.log" 2>&1 &
   PID=$!; pids+=("$PID")
   for _ in $(seq 1 6000); do
-    PORT=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/$name.log" | head -1 | cut -d: -f2 || true)
+    # modhost and hyper-hello say `listening on 127.0.0.1:P`, wasmtime serve `Serving HTTP on http://127.0.0.1:P/`.
+    PORT=$(grep -Eo '(listening on |http://)127.0.0.1:[0-9]*' "$work/$name.log" | head -1 | cut -d: -f2- | grep -o '[0-9]*$' || true)
     [ -n "$PORT" ] && return 0
     sleep 0.005
   done
@@ -73,17 +91,21 @@ run_one() {
 }
 
 names=(hyper fresh reuse)
+[ "$WASMTIME" != none ] && names+=(wt-fresh wt-reuse)
 launch() {
   case $1 in
     hyper) start hyper "$HELLO" 0 ;;
     fresh) start fresh "$MODHOST" serve --root "$work/fresh" --port 0 ;;
     reuse) start reuse "$MODHOST" serve --root "$work/reuse" --port 0 ;;
+    # -Scli: a Rust std component imports wasi:cli beside the proxy world.
+    wt-fresh) start wt-fresh "$WASMTIME" serve -Scli --addr 127.0.0.1:0 "$WASI_HELLO" ;;
+    wt-reuse) start wt-reuse "$WASMTIME" serve -Scli --addr 127.0.0.1:0 --max-instance-reuse-count 100000 "$WASI_HELLO" ;;
   esac
 }
 echo "== wrk -t$THREADS -c$CONNS -d${DUR}s GET $URL_PATH (identity), $REPS repetitions, order flipped each time"
 for rep in $(seq 1 "$REPS"); do
   order=("${names[@]}")
-  if (( rep % 2 == 0 )); then order=(reuse fresh hyper); fi
+  if (( rep % 2 == 0 )); then order=(); for (( i=${#names[@]}-1; i>=0; i-- )); do order+=("${names[$i]}"); done; fi
   for name in "${order[@]}"; do launch "$name"; run_one "$name"; stop; done
 done
 
@@ -92,9 +114,20 @@ printf '\n%-32s %-28s %-24s %s\n' "server" "req/s median (min-max)" "CPU us/req 
 hyper_rps=$(cut -d' ' -f1 "$work/hyper.results" | sort -n | awk '{a[NR]=$1} END {print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')
 for name in "${names[@]}"; do
   label=$name
-  case $name in hyper) label="raw hyper hello";; fresh) label="modhost, fresh instance/request";; reuse) label="modhost, reuse = 100000";; esac
+  case $name in
+    hyper) label="raw hyper hello";; fresh) label="modhost, fresh instance/request";; reuse) label="modhost, reuse = 100000";;
+    wt-fresh) label="wasmtime serve, fresh";; wt-reuse) label="wasmtime serve, reuse 100000";;
+  esac
   rps=$(cut -d' ' -f1 "$work/$name.results" | median)
   cpu=$(cut -d' ' -f2 "$work/$name.results" | median)
   med=$(cut -d' ' -f1 "$work/$name.results" | sort -n | awk '{a[NR]=$1} END {print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')
   printf '%-32s %-28s %-24s %.2f\n' "$label" "$rps" "$cpu" "$(awk -v a="$med" -v b="$hyper_rps" 'BEGIN {print a / b}')"
 done
+if [ "$WASMTIME" != none ]; then
+  med_rps() { cut -d' ' -f1 "$work/$1.results" | sort -n | awk '{a[NR]=$1} END {print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+  echo
+  for mode in fresh reuse; do
+    printf 'modhost vs wasmtime serve, %-5s: %.2fx the req/s (target: >= 2x)\n' "$mode" \
+      "$(awk -v a="$(med_rps "$mode")" -v b="$(med_rps "wt-$mode")" 'BEGIN {print a / b}')"
+  done
+fi

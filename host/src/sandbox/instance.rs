@@ -12,7 +12,7 @@ use super::bindings::{Plugin, PluginPre, Request, Response, Route};
 use super::state::{CallState, ModContext};
 use crate::config::Limits;
 use crate::perf::{Phase, Trace};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -73,6 +73,8 @@ pub struct LoadedMod {
     /// `quarantine_after` of them.
     strikes: AtomicU32,
     quarantine: Mutex<Option<String>>,
+    /// Whether `quarantine` is set: every request asks, and an atomic load answers without the lock.
+    is_quarantined: AtomicBool,
 }
 
 /// Idle instances one mod keeps for reuse; more are dropped, so one mod's burst cannot hold slots
@@ -113,6 +115,7 @@ impl LoadedMod {
             own_slots,
             strikes: AtomicU32::new(0),
             quarantine: Mutex::new(None),
+            is_quarantined: AtomicBool::new(false),
         }
     }
 
@@ -133,6 +136,9 @@ impl LoadedMod {
 
     /// Why the mod is quarantined, if it is.
     pub fn quarantined(&self) -> Option<String> {
+        if !self.is_quarantined.load(Ordering::Acquire) {
+            return None;
+        }
         self.quarantine.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
@@ -146,6 +152,7 @@ impl LoadedMod {
                     let reason = format!("{strikes} calls in a row failed; the last: {e}");
                     tracing::error!("mod {} quarantined until it is loaded again: {reason}", self.cx.id);
                     *self.quarantine.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+                    self.is_quarantined.store(true, Ordering::Release);
                 }
             }
             _ => self.strikes.store(0, Ordering::Relaxed),
