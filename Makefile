@@ -59,7 +59,7 @@ test: setup polyglot setup-browser
 	test -x target/release/route-cost && test -x target/release/hyper-hello
 	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
-	target/release/route-cost --reps 3 --secs 2 --max-fresh 9 --max-reuse 4
+	target/release/route-cost --reps 3 --secs 2 --max-fresh 9.5 --max-reuse 4
 
 ## check-mods: `modhost check` on every plugin and example (built by the test build); fails on a trap
 ## or a timeout.
