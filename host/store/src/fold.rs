@@ -1,7 +1,7 @@
 //! The maintenance thread: folds a document's patch records into its stored whole value, and
 //! checkpoints the write-ahead log, both off the request path.
 //!
-//! A fold serializes the document (the expensive part) without any lock, then, under the key's stripe,
+//! One fold runs at a time. A fold serializes the document (the expensive part) without the key's lock, then, under the key's stripe,
 //! checks that no whole write came in between (the entry's epoch) and commits: the old stored value to
 //! the backup ring if due, the new whole value, and the deletion of exactly the records it includes.
 //! Records written while it serialized stay, and still apply on top after a restart.
@@ -118,6 +118,7 @@ fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
 
 /// Folds one key's records, if it is cached with some. Answers whether it folded.
 fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
+    let _one_at_a_time = inner.folding.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(Known::Present(seen)) = inner.state().cache.get(id).cloned() else { return Ok(false) };
     let Some(doc) = seen.doc.as_ref().filter(|_| seen.pending > 0) else { return Ok(false) };
     let text = doc.text();
@@ -160,8 +161,9 @@ fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
     if let Some(Known::Present(entry)) = state.cache.get_mut(id)
         && entry.epoch == seen.epoch
     {
-        entry.pending -= seen.pending;
-        entry.pending_bytes -= seen.pending_bytes;
+        // Since `seen`, records were only added (the epoch is the same and no other fold ran).
+        entry.pending = entry.pending.saturating_sub(seen.pending);
+        entry.pending_bytes = entry.pending_bytes.saturating_sub(seen.pending_bytes);
         entry.stored = text.len();
         if entry.version == seen.version {
             entry.bytes = Some(text);

@@ -189,6 +189,9 @@ struct Inner {
     commits: AtomicU64,
     stripes: Vec<Mutex<()>>,
     state: Mutex<State>,
+    /// Held by a fold from its first look at the entry to its last: two folds of one key at once (the
+    /// maintenance thread's and `compact`'s) could otherwise write an older document over a newer fold.
+    folding: Mutex<()>,
 }
 
 /// The store rooted at one directory.
@@ -228,6 +231,7 @@ impl Store {
             commits: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             state: Mutex::new(State::default()),
+            folding: Mutex::new(()),
         });
         let maintenance = fold::Maintenance::start(inner.clone(), checkpointer);
         Ok(Store { inner, maintenance })
