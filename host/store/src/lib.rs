@@ -441,7 +441,7 @@ impl Inner {
             conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2")?.execute(params![ns, k])?;
             match &row {
                 Some(value) => conn
-                    .prepare_cached("INSERT OR REPLACE INTO kv (ns, key, value) VALUES (?1, ?2, ?3)")?
+                    .prepare_cached("INSERT INTO kv (ns, key, value) VALUES (?1, ?2, ?3) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value")?
                     .execute(params![ns, k, value.as_ref()]),
                 None => conn.prepare_cached("DELETE FROM kv WHERE ns = ?1 AND key = ?2")?.execute(params![ns, k]),
             }
