@@ -39,7 +39,7 @@ use bytes::Bytes;
 use modhost_db::Snapshot;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -175,7 +175,6 @@ struct State {
 /// Everything the store's calls and its maintenance thread share.
 #[derive(Debug)]
 struct Inner {
-    dir: PathBuf,
     durable: bool,
     _lock: lock::RootLock,
     writer: sql::Committer,
@@ -221,7 +220,6 @@ impl Store {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let run = (nanos as u64 ^ (nanos >> 64) as u64 ^ u64::from(std::process::id()).rotate_left(17)) as u32;
         let inner = Arc::new(Inner {
-            dir: dir.to_owned(),
             durable,
             _lock: lock,
             writer: sql::Committer::new(writer),
@@ -314,11 +312,6 @@ impl Store {
     /// Whether commits survive power loss (`synchronous=FULL`).
     pub fn durable(&self) -> bool {
         self.inner.durable
-    }
-
-    /// The store's directory.
-    pub fn dir(&self) -> &Path {
-        &self.inner.dir
     }
 
     /// Folds every key's pending patch records into its stored value now, and checkpoints the log
