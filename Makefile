@@ -52,6 +52,9 @@ polyglot: setup-polyglot
 ## work (10-13x and 5-6.5x). Both print their numbers.
 test: setup polyglot setup-browser
 	cargo test --release
+	@# The game is built for wasm32 and is not a default member (its serde_json features differ); its
+	@# unit tests run natively here.
+	cargo test --release -p emulator
 	@# The benchmarks are not a default member; their build shares every dependency with the test
 	@# build (tests/tests/layout.rs keeps the features equal), so this compiles the bench crate alone.
 	cargo build --release -p modhost-benches

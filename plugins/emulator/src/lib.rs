@@ -10,6 +10,7 @@
 
 mod actions;
 mod doc;
+mod input;
 mod inventory;
 mod moving;
 mod profile;

@@ -11,17 +11,19 @@
 
 use crate::doc::Doc;
 use crate::inventory::{Changes, Outcome, Refused, Templates};
-use crate::{actions, profile, trading};
+use crate::{actions, input, profile, trading};
 use modhost_sdk::{Error, Request, Response, Result, envelope};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The most actions one batch may hold (the client sends a handful at a time).
 const MAX_ACTIONS: usize = 512;
+/// The largest batch body the game reads: 512 actions of a few hundred bytes each, with room to spare.
+const MAX_BODY: usize = 1 << 20;
 
 #[derive(Deserialize)]
 struct Batch {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "input::at_most::<MAX_ACTIONS, _, _>")]
     data: Vec<Value>,
 }
 
@@ -53,10 +55,7 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
     let Some(uid) = profile::session_profile(req)? else {
         return Ok(envelope::error(1, "this session has no profile"));
     };
-    let batch: Batch = req.json().map_err(|e| Error::Invalid(format!("items/moving: {e}")))?;
-    if batch.data.len() > MAX_ACTIONS {
-        return Ok(envelope::error(1, &format!("a batch holds at most {MAX_ACTIONS} actions")));
-    }
+    let batch: Batch = input::parse(req, "items/moving", MAX_BODY)?;
     let key = format!("profile.{uid}");
     let mut templates = Templates::default();
     let version = match profile::open(&key, &mut templates) {

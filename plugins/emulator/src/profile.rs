@@ -7,6 +7,7 @@
 //! - `nicknames`: `{lower-case nickname: uid}`, shared by every session, so it is updated with
 //!   compare-and-set (`set_if_version`) and retried on conflict: two players cannot take one name.
 
+use crate::input;
 use crate::inventory::Templates;
 use crate::shape::{self, INDEX, SHAPE};
 use modhost_sdk::{Error, Request, Response, Result, db, envelope, store};
@@ -78,6 +79,27 @@ pub(crate) fn open(key: &str, templates: &mut Templates) -> Result<Option<u64>> 
     store::set_if_version(key, &shape::stored(whole, templates), Some(version)).map(Some)
 }
 
+/// The largest body `create` and `select` read: a nickname, a side and two ids.
+const MAX_BODY: usize = 4 << 10;
+/// SPT's `BackendErrorCodes.NicknameNotValid`, what its client shows for a refused nickname.
+const NICKNAME_NOT_VALID: i32 = 256;
+/// SPT's bounds on a nickname, in characters (its client refuses to send a longer one).
+const NICKNAME_CHARS: std::ops::RangeInclusive<usize> = 3..=15;
+
+/// Why `nickname` cannot be a player's name, if it cannot: it is kept in every profile list and in
+/// the index every create reads, so its size is bounded like SPT bounds it.
+fn valid_nickname(nickname: &str) -> std::result::Result<(), String> {
+    let chars = nickname.chars().count();
+    if !NICKNAME_CHARS.contains(&chars) {
+        let (min, max) = (NICKNAME_CHARS.start(), NICKNAME_CHARS.end());
+        return Err(format!("a nickname has {min} to {max} characters; this one has {chars}"));
+    }
+    if nickname.chars().any(char::is_control) {
+        return Err("a nickname cannot hold control characters".to_owned());
+    }
+    Ok(())
+}
+
 #[derive(Deserialize)]
 struct Create {
     #[serde(default)]
@@ -93,10 +115,10 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     let Some(session) = req.session() else {
         return Ok(envelope::error(1, "creating a profile needs a session"));
     };
-    let body: Create = req.json().map_err(|e| Error::Invalid(format!("profile/create: {e}")))?;
+    let body: Create = input::parse(req, "profile/create", MAX_BODY)?;
     let nickname = body.nickname.trim().to_owned();
-    if nickname.is_empty() {
-        return Ok(envelope::error(1, "the nickname is empty"));
+    if let Err(why) = valid_nickname(&nickname) {
+        return Ok(envelope::error(NICKNAME_NOT_VALID, &why));
     }
     let side = if body.side.eq_ignore_ascii_case("bear") { "Bear" } else { "Usec" };
     let uid = new_id();
@@ -162,7 +184,7 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
     let Some(session) = req.session() else {
         return Ok(envelope::error(1, "selecting a profile needs a session"));
     };
-    let body: Select = req.json().map_err(|e| Error::Invalid(format!("profile/select: {e}")))?;
+    let body: Select = input::parse(req, "profile/select", MAX_BODY)?;
     if !is_id(&body.uid) || load(&body.uid)?.is_none() {
         return Ok(envelope::error(1, "no such profile"));
     }

@@ -86,12 +86,58 @@ async fn nickname_rules() {
             serde_json::json!({"nickname": nick, "side": "Usec", "headId": "h"}),
         )
     };
-    assert_eq!(create(A, "").await["err"], 1);
-    assert_eq!(create(A, "   ").await["err"], 1);
+    // SPT's bounds: 3 to 15 characters (counted as characters, not bytes), no control characters;
+    // a refused name is SPT's `NicknameNotValid` (256).
+    for refused in ["", "   ", "ab", "sixteen-chars-xx", "tab\there", "ÄÖÜäöüßÄÖÜäöüßÄ!"] {
+        let answer = create(A, refused).await;
+        assert_eq!(answer["err"], 256, "{refused:?}: {answer}");
+    }
     assert_eq!(create(A, "Taken").await["err"], 0);
     let again = create(B, "tAKEN").await;
     assert_eq!(again["err"], 255, "{again}");
     assert_eq!(again["errmsg"], "the nickname is already taken");
+    assert_eq!(create(B, "ÄÖÜäöüßÄÖÜäöüßÄ").await["err"], 0, "15 characters, 30 bytes");
+}
+
+/// Three creates with 15-16 MiB nicknames used to grow the shared nickname index until every later
+/// create trapped reading it, across restarts. The body is refused before it is parsed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_nickname_is_refused_and_later_creates_still_work() {
+    let server = emulator().await;
+    let huge = serde_json::json!({"nickname": "n".repeat(15 << 20), "side": "Usec"}).to_string();
+    let sessions = ["c0c0c0c0c0c0c0c0c0c0c0c0", "c1c1c1c1c1c1c1c1c1c1c1c1", "c2c2c2c2c2c2c2c2c2c2c2c2"];
+    for session in sessions {
+        let reply = send(server.addr, &Call::post("/client/game/profile/create", huge.as_bytes()).session(session))
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 413, "{}", reply.text());
+        assert!(reply.text().contains("profile/create"), "the answer names the route: {}", reply.text());
+    }
+    let created = post(server.addr, "/client/game/profile/create", A, serde_json::json!({"nickname": "After"})).await;
+    assert_eq!(created["err"], 0, "{created}");
+}
+
+/// Five `items/moving` bodies of 16 MB of `[0,0,…]` (15.6 KB each as zlib) used to make the game trap
+/// on memory five times and be quarantined for every player. The game refuses them by size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_that_inflate_huge_cannot_take_the_game_down_for_others() {
+    let server = emulator().await;
+    let addr = server.addr;
+    let player = Player::new(addr, A, "Mover").await;
+    let mut bomb = String::with_capacity(16 << 20);
+    bomb.push_str("{\"data\":[0");
+    while bomb.len() < 16_000_000 {
+        bomb.push_str(",0");
+    }
+    bomb.push_str("]}");
+    let call = Call::post("/client/game/profile/items/moving", bomb.as_bytes()).session(A);
+    for attempt in 0..8 {
+        let reply = send(addr, &call).await.unwrap();
+        assert_eq!(reply.status, 413, "attempt {attempt}: {}", reply.text());
+    }
+    // The game still serves the other player and this one.
+    assert_eq!(post(addr, "/client/game/keepalive", B, serde_json::json!({})).await["err"], 0);
+    assert_eq!(post(addr, "/client/game/profile/list", A, serde_json::json!({})).await["data"][0]["_id"], player.uid);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
