@@ -64,8 +64,8 @@ test: setup polyglot setup-browser
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
 	target/release/route-cost --reps 3 --secs 2 --max-fresh 9.5 --max-reuse 4
 
-## check-mods: `modhost check` on every plugin and example (built by the test build); fails on a trap
-## or a timeout.
+## check-mods: `modhost check` on every plugin and example (built by the test build); fails on what
+## its policy fails (a trap, a timeout, a 5xx, a log or store flood).
 GUESTS = target/wasm-guests/wasm32-wasip2/release
 check-mods:
 	RUST_LOG=error target/release/modhost check $(GUESTS)/emulator.wasm --manifest plugins/emulator/mod.toml

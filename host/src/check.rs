@@ -5,8 +5,14 @@
 //! 10 s to load, no quarantine). Loading checks the manifest against the component (the world, its exports, its routes,
 //! conflicts) and runs `init`. Then each route gets generated requests: a valid JSON body, an empty one,
 //! malformed JSON, bytes that are not JSON, a 2 MiB body, and odd sessions (none, unknown, malformed).
-//! The report gives per route the answers by status, traps, timeouts, capability denials, peak memory
-//! and time per call. Any trap or timeout, or a mod that does not load, is a failure (exit code 1).
+//! The report gives per route the answers by status, traps, timeouts, server errors, probes that got
+//! no answer at all, capability denials, peak memory, log and store bytes written, and time per call.
+//!
+//! A mod fails ([`Policy`], exit code 1) when it does not load, or when any probe traps, times out,
+//! gets no answer (the host's answer path broke), or gets a server error (5xx: the mod failed on input
+//! any client can send, or its answer broke the host's limits), or when the probes made it write more
+//! log or store bytes than the policy allows. A failing probe never stops the check: the report names
+//! every one.
 
 use crate::config::Config;
 use crate::server::Server;
@@ -29,14 +35,43 @@ const STRICT: &str = "memory_mib = 64\ninit_timeout_ms = 10000\nquarantine_after
 /// The call deadline `modhost check` uses unless told otherwise, in ms.
 pub const CALL_TIMEOUT_MS: u64 = 2000;
 
+/// What makes a mod fail the check beyond traps, timeouts and answers that never came, which always do.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The deadline of each call, in ms.
+    pub call_timeout_ms: u64,
+    /// Whether a server error (5xx) the mod answers to a probe fails it.
+    pub fail_on_server_errors: bool,
+    /// The most log bytes (its `log` calls, stdout and stderr) one route's probes may write.
+    pub max_log_bytes: u64,
+    /// The most bytes the mod's store namespace may hold once every route has been probed.
+    pub max_store_bytes: u64,
+}
+
+impl Default for Policy {
+    /// Strict: what a mod that behaves on any input does. Eight probes that log a line or two each
+    /// write a few KiB; saving a small state per probe stays far under a MiB.
+    fn default() -> Policy {
+        Policy {
+            call_timeout_ms: CALL_TIMEOUT_MS,
+            fail_on_server_errors: true,
+            max_log_bytes: 64 << 10,
+            max_store_bytes: 1 << 20,
+        }
+    }
+}
+
 /// What `modhost check` found.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckReport {
     /// The mod's id.
     #[serde(rename = "mod")]
     pub id: String,
-    /// No trap, no timeout, and it loaded.
+    /// It loaded and broke none of the [`Policy`]'s rules.
     pub passed: bool,
+    /// Why it failed, one sentence a rule broken (empty when it passed).
+    #[serde(default)]
+    pub problems: Vec<String>,
     /// Whether it loaded at all.
     pub loaded: bool,
     /// Why it did not load.
@@ -65,6 +100,8 @@ pub struct LoadedReport {
     pub grants: Vec<String>,
     /// Per route, what the probes got.
     pub routes: Vec<RouteCheck>,
+    /// Bytes its store namespace holds after every probe.
+    pub store_bytes: u64,
 }
 
 /// What the probes of one route got.
@@ -82,6 +119,16 @@ pub struct RouteCheck {
     pub traps: Vec<ProbeFailure>,
     /// Probes whose call hit its deadline, with the answer.
     pub timeouts: Vec<ProbeFailure>,
+    /// Probes answered with a server error (5xx) that was neither a trap nor a deadline: the mod's
+    /// own failure, or an answer the host refused (over the size limit, a header it may not set).
+    #[serde(default)]
+    pub errors: Vec<ProbeFailure>,
+    /// Probes that got no answer at all: the connection closed or broke before one came.
+    #[serde(default)]
+    pub no_answer: Vec<ProbeFailure>,
+    /// Bytes the mod logged while its probes ran (`log` calls, stdout and stderr).
+    #[serde(default)]
+    pub log_bytes: u64,
     /// Host calls refused for want of a grant.
     pub denials: u64,
     /// The largest linear memory an instance asked for, in KiB.
@@ -161,7 +208,8 @@ fn resolve(target: &Path, manifest: Option<&Path>) -> anyhow::Result<(String, Ve
     Ok((toml, bytes))
 }
 
-/// A probe on a new connection; answers the status, the body (inflated) and the time.
+/// A probe on a new connection; answers the status, the body (inflated) and the time, or why no
+/// answer came.
 async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u16, String, Duration)> {
     let mut request =
         hyper::Request::post(path).header(hyper::header::HOST, "127.0.0.1").header(hyper::header::CONNECTION, "close");
@@ -179,11 +227,35 @@ async fn send(addr: SocketAddr, path: &str, probe: &Probe) -> anyhow::Result<(u1
     Ok((answer.status, String::from_utf8_lossy(&body).into_owned(), elapsed))
 }
 
+/// The longest answer text a report quotes: enough for the reason, not a flood of it.
+const QUOTE_BYTES: usize = 2048;
+
+fn quote(text: &str) -> String {
+    let mut end = text.len().min(QUOTE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match end < text.len() {
+        true => format!("{}… ({} bytes)", &text[..end], text.len()),
+        false => text.to_owned(),
+    }
+}
+
+/// Bytes the mod's namespace holds: every value's length.
+fn namespace_bytes(store: &modhost_store::Store, namespace: &str) -> anyhow::Result<u64> {
+    let mut total = 0u64;
+    for key in store.list(namespace, "")? {
+        total += store.get(namespace, &key)?.map_or(0, |v| v.len() as u64);
+    }
+    Ok(total)
+}
+
 /// Checks the mod at `target` (a folder with `mod.toml` and `<id>.wasm`, or a `.wasm` with an optional
 /// manifest) and answers the report. An error is what kept the check from running (an unreadable file,
-/// a manifest that does not parse); a mod that does not load is a report that says why.
-pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64) -> anyhow::Result<CheckReport> {
-    let strict = format!("{STRICT}call_timeout_ms = {call_timeout_ms}\n");
+/// a manifest that does not parse); a mod that does not load, or that breaks a rule of `policy`, is a
+/// report that says why.
+pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> anyhow::Result<CheckReport> {
+    let strict = format!("{STRICT}call_timeout_ms = {}\n", policy.call_timeout_ms);
     let (toml, wasm) = resolve(target, manifest)?;
     let parsed = modhost_mods::Manifest::parse(&toml)?;
     let id = parsed.id.to_string();
@@ -202,7 +274,9 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     let server = Server::start(config).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     if let Some(left) = server.report().failed.iter().find(|left| left.id == id || left.id.ends_with(&id)) {
-        return Ok(CheckReport { id, passed: false, loaded: false, reason: Some(left.reason.clone()), details: None });
+        let reason = left.reason.clone();
+        let problems = vec![format!("it did not load: {reason}")];
+        return Ok(CheckReport { id, passed: false, problems, loaded: false, reason: Some(reason), details: None });
     }
     let generation = server.app().generation();
     let module = generation.mods.iter().find(|m| m.id() == id).cloned().context("the mod is not among the loaded")?;
@@ -221,26 +295,36 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
     }));
 
     let mut report_routes = Vec::new();
-    let mut passed = true;
     for (route, kind) in &routes {
         let path = if *kind == MatchKind::Prefix { format!("{route}check") } else { route.clone() };
         let cx = module.context();
         cx.peak_memory.store(0, Ordering::Relaxed);
         let denials_before = cx.denials.load(Ordering::Relaxed);
+        let logged_before = cx.logged.load(Ordering::Relaxed);
         let mut statuses: BTreeMap<String, u32> = BTreeMap::new();
-        let (mut traps, mut timeouts) = (Vec::new(), Vec::new());
+        let (mut traps, mut timeouts, mut errors, mut no_answer) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut times = Vec::new();
         for probe in probes() {
-            let (status, body, elapsed) = send(addr, &path, &probe).await?;
+            let (status, body, elapsed) = match send(addr, &path, &probe).await {
+                Ok(answered) => answered,
+                Err(e) => {
+                    // The host's answer path broke (or the server did): say so and go on probing.
+                    *statuses.entry("none".to_owned()).or_insert(0) += 1;
+                    no_answer.push(ProbeFailure { probe: probe.name.to_owned(), answer: format!("{e:#}") });
+                    continue;
+                }
+            };
             *statuses.entry(status.to_string()).or_insert(0) += 1;
             times.push(elapsed.as_secs_f64() * 1e3);
+            let failure = || ProbeFailure { probe: probe.name.to_owned(), answer: quote(&body) };
             if status == 500 && body.contains("trapped") {
-                traps.push(ProbeFailure { probe: probe.name.to_owned(), answer: body });
+                traps.push(failure());
             } else if status == 500 && body.contains("deadline") {
-                timeouts.push(ProbeFailure { probe: probe.name.to_owned(), answer: body });
+                timeouts.push(failure());
+            } else if status >= 500 {
+                errors.push(failure());
             }
         }
-        passed &= traps.is_empty() && timeouts.is_empty();
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
         let max = times.iter().copied().fold(0.0, f64::max);
         report_routes.push(RouteCheck {
@@ -250,18 +334,24 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
             statuses,
             traps,
             timeouts,
+            errors,
+            no_answer,
+            log_bytes: cx.logged.load(Ordering::Relaxed) - logged_before,
             denials: cx.denials.load(Ordering::Relaxed) - denials_before,
             peak_memory_kib: cx.peak_memory.load(Ordering::Relaxed) >> 10,
             mean_ms: mean,
             max_ms: max,
         });
     }
+    let store_bytes = namespace_bytes(&app.store, &id)?;
     let _ = stop.send(());
     let _ = serving.await;
     drop(app);
+    let problems = problems(&report_routes, store_bytes, policy);
     Ok(CheckReport {
         id,
-        passed,
+        passed: problems.is_empty(),
+        problems,
         loaded: true,
         reason: None,
         details: Some(LoadedReport {
@@ -269,8 +359,40 @@ pub async fn check(target: &Path, manifest: Option<&Path>, call_timeout_ms: u64)
             limits: strict.trim().split('\n').map(str::to_owned).collect(),
             grants: module.grants().describe(),
             routes: report_routes,
+            store_bytes,
         }),
     })
+}
+
+/// The rules of `policy` the probes broke, a sentence each.
+fn problems(routes: &[RouteCheck], store_bytes: u64, policy: &Policy) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in routes {
+        let mut say = |n: usize, what: &str| {
+            if n > 0 {
+                out.push(format!("{}: {n} of its probes {what}", r.route));
+            }
+        };
+        say(r.traps.len(), "trapped");
+        say(r.timeouts.len(), "hit the call deadline");
+        say(r.no_answer.len(), "got no answer");
+        if policy.fail_on_server_errors {
+            say(r.errors.len(), "got a server error (5xx)");
+        }
+        if r.log_bytes > policy.max_log_bytes {
+            out.push(format!(
+                "{}: its probes logged {} bytes; the policy allows {} (--max-log-kib)",
+                r.route, r.log_bytes, policy.max_log_bytes
+            ));
+        }
+    }
+    if store_bytes > policy.max_store_bytes {
+        out.push(format!(
+            "the probes left {store_bytes} bytes in its store; the policy allows {} (--max-store-kib)",
+            policy.max_store_bytes
+        ));
+    }
+    out
 }
 
 /// The report for people: a line per route, each failing probe's answer under it, and the verdict
@@ -290,26 +412,32 @@ impl std::fmt::Display for CheckReport {
         )?;
         writeln!(
             out,
-            "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8} {:>8}",
-            "route", "answers", "traps", "timeouts", "denied", "peak KiB", "mean ms", "max ms"
+            "{:<40} {:<22} {:>5} {:>8} {:>6} {:>7} {:>9} {:>8} {:>8} {:>8}",
+            "route", "answers", "traps", "timeouts", "5xx", "denied", "peak KiB", "log B", "mean ms", "max ms"
         )?;
         for r in &report.routes {
             let statuses: Vec<String> = r.statuses.iter().map(|(s, n)| format!("{s}x{n}")).collect();
             writeln!(
                 out,
-                "{:<40} {:<22} {:>5} {:>8} {:>7} {:>9} {:>8.2} {:>8.2}",
+                "{:<40} {:<22} {:>5} {:>8} {:>6} {:>7} {:>9} {:>8} {:>8.2} {:>8.2}",
                 format!("{}{}", r.route, if r.kind == "prefix" { "*" } else { "" }),
                 statuses.join(" "),
                 r.traps.len(),
                 r.timeouts.len(),
+                r.errors.len(),
                 r.denials,
                 r.peak_memory_kib,
+                r.log_bytes,
                 r.mean_ms,
                 r.max_ms
             )?;
-            for failure in r.traps.iter().chain(&r.timeouts) {
+            for failure in r.traps.iter().chain(&r.timeouts).chain(&r.errors).chain(&r.no_answer) {
                 writeln!(out, "    {}: {}", failure.probe, failure.answer)?;
             }
+        }
+        writeln!(out, "store: {} bytes after the probes", report.store_bytes)?;
+        for problem in &self.problems {
+            writeln!(out, "problem: {problem}")?;
         }
         writeln!(out, "{} {id}", if self.passed { "PASS" } else { "FAIL" })
     }

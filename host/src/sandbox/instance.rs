@@ -286,6 +286,7 @@ impl LoadedMod {
         if output.is_empty() {
             return;
         }
+        self.cx.logged.fetch_add(output.len() as u64, Ordering::Relaxed);
         for line in String::from_utf8_lossy(output).lines() {
             tracing::info!(target: "mod", "[{}] {line}", self.cx.id);
         }

@@ -15,6 +15,7 @@ impl plugin::log::Host for CallState {
             end -= 1;
         }
         let (id, message) = (&*self.cx.id, &message[..end]);
+        self.cx.logged.fetch_add(message.len() as u64, std::sync::atomic::Ordering::Relaxed);
         match level {
             Level::Trace => tracing::trace!(target: "mod", "[{id}] {message}"),
             Level::Debug => tracing::debug!(target: "mod", "[{id}] {message}"),

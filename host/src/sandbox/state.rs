@@ -34,12 +34,22 @@ pub struct ModContext {
     pub denials: AtomicU64,
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
+    /// Bytes of log it wrote (`log` calls, stdout and stderr) that reached the host's log.
+    pub logged: AtomicU64,
 }
 
 impl ModContext {
     /// A context with no denials or memory seen yet.
     pub fn new(id: &str, db: Arc<Db>, store: Arc<Store>, grants: Grants) -> ModContext {
-        ModContext { id: id.into(), db, store, grants, denials: AtomicU64::new(0), peak_memory: AtomicUsize::new(0) }
+        ModContext {
+            id: id.into(),
+            db,
+            store,
+            grants,
+            denials: AtomicU64::new(0),
+            peak_memory: AtomicUsize::new(0),
+            logged: AtomicU64::new(0),
+        }
     }
 
     pub(super) fn denied(&self, why: modhost_mods::Denied) -> Error {
