@@ -234,10 +234,18 @@ async fn load_one(
         .await
         .context("the compile task")??;
     let loaded = Arc::new(loaded);
+    // A mod that is left out leaves the db as it found it, whatever step refused it: `routes` may
+    // patch the db too (nothing stops a mod doing it there instead of in `init`).
+    let before = db.snapshot();
+    let undo = |e: anyhow::Error| {
+        db.restore(before.clone());
+        e
+    };
     let routes: Vec<(String, MatchKind)> = loaded
         .routes()
         .await
-        .context("asking for its routes")?
+        .context("asking for its routes")
+        .map_err(undo)?
         .into_iter()
         .map(|r| {
             let kind = match r.kind {
@@ -247,14 +255,14 @@ async fn load_one(
             (r.path, kind)
         })
         .collect();
-    // Route conflicts are checked before `init` runs, so a refused mod never patches the db.
-    builder.check(id, &routes)?;
-    // A mod whose init fails is left out, and so are the patches it made before failing.
-    let before = db.snapshot();
+    // Route conflicts are checked before `init` runs, so a refused mod's `init` never runs.
+    builder.check(id, &routes).map_err(|e| undo(e.into()))?;
+    // A mod whose init fails is left out, and so are the patches it made before failing. What it
+    // wrote to the store stays: the store is the players' durable state, shared with the serving
+    // generation, and is never rolled back (docs/lifecycle.md, "Loading").
     if let Err(e) = loaded.init().await {
-        db.restore(before);
-        return Err(anyhow::Error::from(e).context("its init failed (its db patches were undone)"));
+        return Err(undo(anyhow::Error::from(e).context("its init failed (its db patches were undone)")));
     }
-    builder.add_all(id, &routes, loaded.clone())?;
+    builder.add_all(id, &routes, loaded.clone()).map_err(|e| undo(e.into()))?;
     Ok((loaded, compile))
 }

@@ -295,3 +295,23 @@ async fn watch_reloads_when_a_mod_or_the_db_changes() {
     assert_eq!(later["watching"], true);
     server.stop().await.unwrap();
 }
+
+/// A mod refused after its `routes` ran (here: its routes conflict with a mod loaded before it) leaves
+/// the db as it found it, including what it patched from `routes`; before, only `init`'s patches
+/// were undone.
+#[tokio::test]
+async fn a_refused_mod_leaves_no_patch_it_made_while_routing() {
+    // `fa` loads first and may not write the db; `fb` is the same component, may write `fx`, and is
+    // refused for claiming `fa`'s routes after its `routes` patched the db.
+    let server = TestServer::builder()
+        .db_json(r#"{"fx": {"patch_while_routing": true}}"#)
+        .with_mod("fa", guests::FIXTURE, "")
+        .with_mod("fb", guests::FIXTURE, "[grants]\ndb_write = [\"fx\"]")
+        .start()
+        .await
+        .unwrap();
+    let failed = &server.report.failed;
+    assert!(failed.iter().any(|m| m.id == "fb" && m.reason.contains("/fx/")), "fb is refused: {failed:?}");
+    let patched = send(server.addr, &Call::get("/fx/get/fx.patched_while_routing")).await.unwrap();
+    assert_eq!(patched.status, 404, "the refused mod's patch stays undone: {}", patched.text());
+}
