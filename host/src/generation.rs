@@ -4,7 +4,7 @@
 //! Building one: find the mods (built-ins, then `<root>/mods/`), resolve their relations into a load
 //! order (`modhost_mods::resolve`), read `db.json` into a fresh tree, then per mod in order: compile (off the
 //! async workers: a JavaScript mod takes seconds), link, ask its routes, run its `init`. A mod that fails
-//! any step is left out with the patches its `init` made undone, and so is every later mod that
+//! any step is left out with the db patches it made (from `routes` or `init`) undone, and so is every later mod that
 //! requires it. Nothing here touches the serving generation or the store's files beyond what `init`
 //! writes through the usual API.
 //!
