@@ -188,7 +188,12 @@ async fn the_log_is_capped_per_call_and_per_second_and_a_mod_cannot_forge_a_line
     let reply = send(server.addr, &Call::get("/fx/error-long")).await.unwrap();
     assert_eq!(reply.status, 500);
     let reason = reply.json()["reason"].as_str().unwrap().to_owned();
-    assert!(reason.len() < 1000 && reason.contains("bytes cut"), "{} bytes: {}", reason.len(), reason.chars().take(200).collect::<String>());
+    assert!(
+        reason.len() < 1000 && reason.contains("bytes cut"),
+        "{} bytes: {}",
+        reason.len(),
+        reason.chars().take(200).collect::<String>()
+    );
     let text = captured.text();
     let forged: Vec<&str> = text.lines().filter(|l| l.contains("forged")).collect();
     assert_eq!(forged.len(), 2, "the log line and the stdout line, each whole: {forged:#?}");
@@ -298,7 +303,8 @@ async fn the_compile_cache_keeps_only_what_the_serving_mods_use() {
     let cache = server.root().join("cache");
     let again = server.restart_builder();
     server.stop().await.unwrap();
-    let mut stale = std::fs::File::create(cache.join("00000000000000000000000000000000-0000000000000000.cwasm")).unwrap();
+    let mut stale =
+        std::fs::File::create(cache.join("00000000000000000000000000000000-0000000000000000.cwasm")).unwrap();
     stale.write_all(b"an old mod's artifact").unwrap();
     std::fs::write(cache.join(".tmp-1-crashed.cwasm"), b"half").unwrap();
     let server = again.start().await.unwrap();
