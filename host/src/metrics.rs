@@ -199,6 +199,9 @@ impl Metrics {
     }
 }
 
+/// One per-mod series of the memory budget: its name, type, help, and how to read it.
+type Series = (&'static str, &'static str, &'static str, fn(&crate::sandbox::ModUsage) -> u64);
+
 /// The guest memory budget: its size and use, and per mod what it holds, its peak, its waits and
 /// refusals (a mod id is a validated id, but escaped all the same).
 fn render_memory(out: &mut String, memory: &crate::sandbox::MemoryBudget) {
@@ -212,7 +215,7 @@ fn render_memory(out: &mut String, memory: &crate::sandbox::MemoryBudget) {
     for m in &usage {
         let _ = writeln!(out, "modhost_guest_memory_in_use_bytes{{mod=\"{}\"}} {}", escape(&m.id), m.in_use);
     }
-    let series: [(&str, &str, &str, fn(&crate::sandbox::ModUsage) -> u64); 3] = [
+    let series: [Series; 3] = [
         ("modhost_guest_memory_peak_bytes", "gauge", "The most guest memory a mod held at once.", |m| m.peak as u64),
         ("modhost_guest_memory_waits_total", "counter", "Memory growths that waited for the budget.", |m| m.waits),
         ("modhost_guest_memory_refusals_total", "counter", "Memory growths refused (503) for want of budget.", |m| {
