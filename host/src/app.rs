@@ -96,7 +96,7 @@ impl App {
             base,
             store,
             sessions: SessionLocks::default(),
-            metrics: crate::metrics::Metrics::default(),
+            metrics: crate::metrics::Metrics::with_memory(runtime.budget().cloned()),
             current: ArcSwap::from_pointee(first),
             reloading: tokio::sync::Mutex::new(()),
             last_reload: std::sync::Mutex::new(None),
@@ -109,6 +109,15 @@ impl App {
     /// The serving generation. A request takes it once and keeps it to the end.
     pub fn generation(&self) -> Arc<Generation> {
         self.current.load_full()
+    }
+
+    /// Deletes the compile cache's files that the serving generation's mods do not use (never for a
+    /// throwaway store: `modhost mods` boots on the player's root beside a running server).
+    pub(crate) fn prune_cache(&self) {
+        if !self.config.scratch_store {
+            let generation = self.generation();
+            self.runtime.prune_cache(generation.mods.iter().filter_map(|m| m.artifact.as_deref()));
+        }
     }
 
     /// The last reload's outcome, if there was one.
@@ -169,8 +178,13 @@ impl App {
         let generation = match (built, &refusal) {
             (Ok(new), None) => {
                 let number = new.number;
+                let routes: std::collections::HashSet<String> =
+                    new.routes.routes().into_iter().map(|(path, _, _)| path.to_owned()).collect();
                 let old = self.current.swap(Arc::new(new));
                 free_when_unused(old);
+                // What the retired generation alone used goes: its routes' series, its compiled mods.
+                self.metrics.retain_routes(|route| routes.contains(route));
+                self.prune_cache();
                 number
             }
             _ => old.number,

@@ -129,6 +129,9 @@ pub struct RouteCheck {
     /// Bytes the mod logged while its probes ran (`log` calls, stdout and stderr).
     #[serde(default)]
     pub log_bytes: u64,
+    /// Log lines the host dropped while its probes ran: over the caps of a call or of a second.
+    #[serde(default)]
+    pub log_dropped: u64,
     /// Host calls refused for want of a grant.
     pub denials: u64,
     /// The largest linear memory an instance asked for, in KiB.
@@ -300,7 +303,7 @@ pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> a
         let cx = module.context();
         cx.peak_memory.store(0, Ordering::Relaxed);
         let denials_before = cx.denials.load(Ordering::Relaxed);
-        let logged_before = cx.logged.load(Ordering::Relaxed);
+        let (logged_before, dropped_before) = (cx.log_bytes(), cx.log_dropped());
         let mut statuses: BTreeMap<String, u32> = BTreeMap::new();
         let (mut traps, mut timeouts, mut errors, mut no_answer) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut times = Vec::new();
@@ -336,7 +339,8 @@ pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> a
             timeouts,
             errors,
             no_answer,
-            log_bytes: cx.logged.load(Ordering::Relaxed) - logged_before,
+            log_bytes: cx.log_bytes() - logged_before,
+            log_dropped: cx.log_dropped() - dropped_before,
             denials: cx.denials.load(Ordering::Relaxed) - denials_before,
             peak_memory_kib: cx.peak_memory.load(Ordering::Relaxed) >> 10,
             mean_ms: mean,
@@ -378,6 +382,12 @@ fn problems(routes: &[RouteCheck], store_bytes: u64, policy: &Policy) -> Vec<Str
         say(r.no_answer.len(), "got no answer");
         if policy.fail_on_server_errors {
             say(r.errors.len(), "got a server error (5xx)");
+        }
+        if r.log_dropped > 0 {
+            out.push(format!(
+                "{}: its probes went over the host's log caps ({} lines dropped)",
+                r.route, r.log_dropped
+            ));
         }
         if r.log_bytes > policy.max_log_bytes {
             out.push(format!(

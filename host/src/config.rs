@@ -68,8 +68,11 @@ pub struct LimitOverrides {
     pub instances: Option<u32>,
     /// Table elements per instance.
     pub table_elements: Option<usize>,
-    /// Failed calls in a row before quarantine (0: never).
+    /// Strikes of one cause within the window before quarantine (0: never).
     pub quarantine_after: Option<u32>,
+    /// The server-wide budget of guest linear memory, MiB (`[limits]` only: it is one for all mods;
+    /// read at boot). Default: a quarter of the machine's memory or of the cgroup's limit.
+    pub guest_memory_mib: Option<usize>,
 }
 
 /// The player's `<root>/modhost.toml`.
@@ -102,6 +105,14 @@ pub enum PlayerFileError {
     /// Not TOML, or a key that does not exist (a misspelt limit is an error, never ignored).
     #[error("modhost.toml: {0}")]
     Syntax(String),
+    /// A server-wide key in a `[mods.<id>]` table.
+    #[error("[{table}] {key} is server-wide: set it under [limits]")]
+    ServerWide {
+        /// `mods.<id>`.
+        table: String,
+        /// The key.
+        key: &'static str,
+    },
     /// A limit out of its range, in table `[limits]` or `[mods.<id>]`.
     #[error("[{table}] {error}")]
     Limit {
@@ -112,16 +123,27 @@ pub enum PlayerFileError {
     },
 }
 
+/// The largest `hostcall_mib`: a host call copying more than this is a bug or an attack.
+const MAX_HOSTCALL_MIB: u64 = 1024;
+/// The largest `response_mib`.
+const MAX_RESPONSE_MIB: u64 = 4096;
+/// The largest `guest_memory_mib` (16 TiB): beyond any machine this runs on.
+const MAX_GUEST_MEMORY_MIB: u64 = 1 << 24;
+
+/// `value` MiB in bytes, when it is within `1..=max_mib`; checked, so a huge value is an error naming
+/// `key`, never a wrapped shift that comes out as 0 and passes.
+fn mib_bytes(key: &'static str, value: usize, max_mib: u64, what_sets_max: &str) -> Result<usize, LimitError> {
+    let value64 = u64::try_from(value).unwrap_or(u64::MAX);
+    let bytes = (1..=max_mib).contains(&value64).then(|| value.checked_mul(1 << 20)).flatten();
+    bytes.ok_or_else(|| LimitError { key, value: value64, range: format!("1 to {max_mib}{what_sets_max}") })
+}
+
 impl LimitOverrides {
     /// `limits` with these overrides, checked against what the engine was built for (`pool`).
     pub fn apply(&self, limits: &Limits, pool: &Limits) -> Result<Limits, LimitError> {
         let mut out = limits.clone();
         if let Some(mib) = self.memory_mib {
-            if mib == 0 || mib << 20 > pool.memory_bytes {
-                let range = format!("1 to {} (--mod-memory-mib)", pool.memory_bytes >> 20);
-                return Err(LimitError { key: "memory_mib", value: mib as u64, range });
-            }
-            out.memory_bytes = mib << 20;
+            out.memory_bytes = mib_bytes("memory_mib", mib, (pool.memory_bytes >> 20) as u64, " (--mod-memory-mib)")?;
         }
         if let Some(n) = self.instances {
             if n == 0 || n > pool.max_instances {
@@ -141,10 +163,10 @@ impl LimitOverrides {
             out.init_deadline = Duration::from_millis(positive("init_timeout_ms", ms)?);
         }
         if let Some(mib) = self.hostcall_mib {
-            out.hostcall_bytes = (positive("hostcall_mib", mib as u64)? as usize) << 20;
+            out.hostcall_bytes = mib_bytes("hostcall_mib", mib, MAX_HOSTCALL_MIB, "")?;
         }
         if let Some(mib) = self.response_mib {
-            out.response_bytes = (positive("response_mib", mib as u64)? as usize) << 20;
+            out.response_bytes = mib_bytes("response_mib", mib, MAX_RESPONSE_MIB, "")?;
         }
         if let Some(n) = self.table_elements {
             if n > pool.table_elements {
@@ -155,6 +177,14 @@ impl LimitOverrides {
         }
         if let Some(n) = self.quarantine_after {
             out.quarantine_after = n;
+        }
+        if let Some(mib) = self.guest_memory_mib {
+            let bytes = mib_bytes("guest_memory_mib", mib, MAX_GUEST_MEMORY_MIB, "")?;
+            if bytes < out.memory_bytes {
+                let range = format!("at least memory_mib ({}): one instance must fit", out.memory_bytes >> 20);
+                return Err(LimitError { key: "guest_memory_mib", value: mib as u64, range });
+            }
+            out.guest_memory_bytes = Some(bytes);
         }
         Ok(out)
     }
@@ -224,9 +254,17 @@ pub struct Limits {
     /// Whether the deadlines, memory and table caps and the host-call copy cap are enforced at all.
     /// Only `--no-limits` turns this off, to measure what they cost; never with untrusted mods.
     pub enforce: bool,
-    /// Calls in a row that trap or run out their deadline before the mod is quarantined (its routes
-    /// answer 503 with the reason until it is loaded again); 0 never quarantines.
+    /// Strikes of one cause (trap, memory, deadline, instantiation) within `quarantine_window`, with
+    /// no success of the mod in that window, before it is quarantined (its routes answer 503 with the
+    /// reason until it is loaded again); 0 never quarantines. What is a strike: `docs/architecture.md`.
     pub quarantine_after: u32,
+    /// How long a strike counts, and how long a success keeps traps and deadlines from striking.
+    pub quarantine_window: Duration,
+    /// The server-wide budget of guest linear memory across all instances, in bytes; `None` sizes it
+    /// from the machine at boot (`sandbox/budget.rs`).
+    pub guest_memory_bytes: Option<usize>,
+    /// How long a memory growth waits for room in the budget before the call is answered 503.
+    pub memory_wait: Duration,
     /// Compressed answers kept for reuse, in bytes.
     pub body_cache_bytes: usize,
 }
@@ -236,7 +274,11 @@ impl Default for Limits {
         Limits {
             memory_bytes: 128 << 20,
             call_deadline: Duration::from_secs(5),
-            init_deadline: Duration::from_secs(60),
+            // Short: the boot (and a reload) waits for every init in turn, and a request arriving
+            // meanwhile waits `boot_wait` (30 s); a looping init must end well within that, so
+            // players see the game served, not 503. An init that needs longer is a player's choice
+            // (`init_timeout_ms`). The built-in game has no init at all.
+            init_deadline: Duration::from_secs(10),
             // The store's value cap plus room for the key: a `set` at the cap must reach the store and
             // get its clear `too-large`, not trap on this limit first.
             hostcall_bytes: modhost_store::MAX_VALUE_BYTES + (1 << 20),
@@ -251,6 +293,9 @@ impl Default for Limits {
             mod_instances: 64,
             enforce: true,
             quarantine_after: 5,
+            quarantine_window: Duration::from_secs(60),
+            guest_memory_bytes: None,
+            memory_wait: Duration::from_secs(2),
             body_cache_bytes: 64 << 20,
         }
     }
@@ -281,6 +326,9 @@ impl Config {
         let table = |table: String| move |error| PlayerFileError::Limit { table, error };
         self.limits = file.limits.apply(&self.limits, &self.limits).map_err(table("limits".to_owned()))?;
         for (id, overrides) in &file.mods {
+            if overrides.guest_memory_mib.is_some() {
+                return Err(PlayerFileError::ServerWide { table: format!("mods.{id}"), key: "guest_memory_mib" });
+            }
             let limits = overrides.apply(&self.limits, &self.limits).map_err(table(format!("mods.{id}")))?;
             self.per_mod.insert(id.to_string(), limits);
         }
@@ -323,5 +371,26 @@ mod tests {
         assert!(e.contains("is not a mod id"), "{e}");
         let zero = PlayerFile::parse("[limits]\ncall_timeout_ms = 0").unwrap();
         assert!(config.apply_player_file(&zero).unwrap_err().to_string().contains("call_timeout_ms"));
+    }
+
+    #[test]
+    fn a_huge_mib_limit_is_refused_naming_its_key_instead_of_wrapping_to_zero() {
+        // 2^44 MiB is 2^64 bytes: `mib << 20` came out as 0, which passed every check.
+        for key in ["memory_mib", "hostcall_mib", "response_mib", "guest_memory_mib"] {
+            let mut config = Config::new("r");
+            let file = PlayerFile::parse(&format!("[limits]\n{key} = 17592186044416\n")).unwrap();
+            let e = config.apply_player_file(&file).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("must be 1 to"), "{key}: {e}");
+        }
+        let mut config = Config::new("r");
+        let file = PlayerFile::parse("[limits]\nresponse_mib = 5000\n").unwrap();
+        assert!(config.apply_player_file(&file).unwrap_err().to_string().contains("1 to 4096"));
+        let file = PlayerFile::parse("[mods.x]\nguest_memory_mib = 4096\n").unwrap();
+        assert!(config.apply_player_file(&file).unwrap_err().to_string().contains("server-wide"));
+        let file = PlayerFile::parse("[limits]\nguest_memory_mib = 100\n").unwrap();
+        assert!(config.apply_player_file(&file).unwrap_err().to_string().contains("one instance must fit"));
+        let file = PlayerFile::parse("[limits]\nguest_memory_mib = 4096\n").unwrap();
+        config.apply_player_file(&file).unwrap();
+        assert_eq!(config.limits.guest_memory_bytes, Some(4096 << 20));
     }
 }

@@ -1,10 +1,16 @@
 //! `/metrics`: per-route request counters and latency histograms in the Prometheus text format
 //! (version 0.0.4), always on.
 //!
-//! One uncontended lock per request (a few tens of nanoseconds) keeps this simple; the keys are route
-//! patterns and status codes, never raw URLs, so a client cannot grow the table without bound. The
-//! tables nest (route, then mod, then status) so that counting a request of a route seen before looks
-//! its names up by reference and allocates nothing.
+//! One uncontended lock per request (a few tens of nanoseconds) keeps this simple. Nothing a client
+//! or a mod chooses can grow the table without bound: the keys are route patterns, never raw URLs;
+//! statuses are the codes of [`KNOWN_STATUSES`] and, for any other, their class (`4xx`), since a mod
+//! may answer any of 800 codes on each of its 4096 routes; and the routes of a retired generation
+//! are dropped when the next one serves ([`Metrics::retain_routes`]). The tables nest (route, then
+//! mod, then status) so that counting a request of a route seen before looks its names up by
+//! reference and allocates nothing.
+//!
+//! Guest memory (`modhost_guest_memory_*`) comes from the sandbox's budget: what each mod holds now,
+//! its peak, and how often its growth waited or was refused.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -23,10 +29,32 @@ struct Histogram {
     sum_seconds: f64,
 }
 
+/// Status codes counted under their own number; any other is counted under its class.
+const KNOWN_STATUSES: [u16; 20] =
+    [200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 405, 408, 409, 413, 429, 431, 500, 502, 503, 504];
+
+/// A status's key in the table: its code when it is known, else its class (`4` for `4xx`) plus 1000,
+/// so classes sort after codes and a key never collides with a code.
+fn status_key(status: u16) -> u16 {
+    if KNOWN_STATUSES.contains(&status) { status } else { 1000 + status / 100 }
+}
+
+/// A status key as its label: `404`, or `4xx` for a folded class.
+fn status_label(key: u16) -> String {
+    if key >= 1000 { format!("{}xx", key - 1000) } else { key.to_string() }
+}
+
+/// Whether a status key means an error (4xx and up).
+fn is_error(key: u16) -> bool {
+    if key >= 1000 { key - 1000 >= 4 } else { key >= 400 }
+}
+
 /// The counters of every route.
 #[derive(Debug, Default)]
 pub struct Metrics {
     inner: Mutex<Tables>,
+    /// The server-wide guest memory budget, when there is one.
+    memory: Option<std::sync::Arc<crate::sandbox::MemoryBudget>>,
 }
 
 #[derive(Debug, Default)]
@@ -52,13 +80,25 @@ fn entry_of<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m 
 }
 
 impl Metrics {
+    /// Metrics that also render the guest memory budget's figures.
+    pub(crate) fn with_memory(memory: Option<std::sync::Arc<crate::sandbox::MemoryBudget>>) -> Metrics {
+        Metrics { inner: Mutex::default(), memory }
+    }
+
+    /// Drops the series of every route `keep` does not name (host routes stay): called when a new
+    /// generation serves, so the routes of retired mods do not stay in the table forever.
+    pub(crate) fn retain_routes(&self, keep: impl Fn(&str) -> bool) {
+        let mut tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        tables.routes.retain(|route, _| keep(route) || route == "-" || modhost_routes::host_path(route).is_some());
+    }
+
     /// Counts one answered request. `route` is the matched pattern (`-` when none matched) and `mod_id`
     /// the mod that ran (`-` when none did).
     pub fn observe(&self, route: &str, mod_id: &str, status: u16, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
         let mut tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let table = entry_of(&mut tables.routes, route);
-        *entry_of(&mut table.requests, mod_id).entry(status).or_insert(0) += 1;
+        *entry_of(&mut table.requests, mod_id).entry(status_key(status)).or_insert(0) += 1;
         let histogram = &mut table.latency;
         if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
             histogram.buckets[bucket] += 1;
@@ -78,9 +118,10 @@ impl Metrics {
                 for (status, n) in statuses {
                     let _ = writeln!(
                         out,
-                        "modhost_requests_total{{route=\"{}\",mod=\"{}\",status=\"{status}\"}} {n}",
+                        "modhost_requests_total{{route=\"{}\",mod=\"{}\",status=\"{}\"}} {n}",
                         escape(route),
-                        escape(mod_id)
+                        escape(mod_id),
+                        status_label(*status)
                     );
                 }
             }
@@ -101,6 +142,10 @@ impl Metrics {
                 writeln!(out, "modhost_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}", h.count);
             let _ = writeln!(out, "modhost_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum_seconds);
             let _ = writeln!(out, "modhost_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
+        }
+        drop(tables);
+        if let Some(memory) = &self.memory {
+            render_memory(&mut out, memory);
         }
         out
     }
@@ -139,7 +184,8 @@ impl Metrics {
             .iter()
             .map(|(route, table)| {
                 let h = &table.latency;
-                let errors = table.requests.values().flat_map(|s| s.range(400..)).map(|(_, n)| n).sum();
+                let errors =
+                    table.requests.values().flat_map(|s| s.iter()).filter(|(k, _)| is_error(**k)).map(|(_, n)| n).sum();
                 let stats = RouteStats {
                     count: h.count,
                     errors,
@@ -150,6 +196,37 @@ impl Metrics {
                 (route.clone(), stats)
             })
             .collect()
+    }
+}
+
+/// One per-mod series of the memory budget: its name, type, help, and how to read it.
+type Series = (&'static str, &'static str, &'static str, fn(&crate::sandbox::ModUsage) -> u64);
+
+/// The guest memory budget: its size and use, and per mod what it holds, its peak, its waits and
+/// refusals (a mod id is a validated id, but escaped all the same).
+fn render_memory(out: &mut String, memory: &crate::sandbox::MemoryBudget) {
+    out.push_str("# HELP modhost_guest_memory_budget_bytes The server-wide budget of guest linear memory.\n");
+    out.push_str("# TYPE modhost_guest_memory_budget_bytes gauge\n");
+    let _ = writeln!(out, "modhost_guest_memory_budget_bytes {}", memory.total_bytes());
+    out.push_str("# HELP modhost_guest_memory_in_use_bytes Guest linear memory held now, in all and by mod.\n");
+    out.push_str("# TYPE modhost_guest_memory_in_use_bytes gauge\n");
+    let _ = writeln!(out, "modhost_guest_memory_in_use_bytes {}", memory.in_use());
+    let usage = memory.usage();
+    for m in &usage {
+        let _ = writeln!(out, "modhost_guest_memory_in_use_bytes{{mod=\"{}\"}} {}", escape(&m.id), m.in_use);
+    }
+    let series: [Series; 3] = [
+        ("modhost_guest_memory_peak_bytes", "gauge", "The most guest memory a mod held at once.", |m| m.peak as u64),
+        ("modhost_guest_memory_waits_total", "counter", "Memory growths that waited for the budget.", |m| m.waits),
+        ("modhost_guest_memory_refusals_total", "counter", "Memory growths refused (503) for want of budget.", |m| {
+            m.refusals
+        }),
+    ];
+    for (name, kind, help, value) in series {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for m in &usage {
+            let _ = writeln!(out, "{name}{{mod=\"{}\"}} {}", escape(&m.id), value(m));
+        }
     }
 }
 
@@ -184,5 +261,24 @@ mod tests {
         assert_eq!((a.p50_le_ms, a.p99_le_ms), (Some(5.0), None), "{a:?}");
         assert!((a.mean_ms - 20001.1).abs() < 0.01, "{a:?}");
         assert_eq!(stats["/q\""].p50_le_ms, Some(0.5));
+    }
+
+    #[test]
+    fn mod_chosen_statuses_fold_into_classes_and_retired_routes_are_dropped() {
+        let m = Metrics::default();
+        // A mod may answer any of 800 codes on each of its routes: the series stay a fixed set.
+        for status in 200..1000 {
+            m.observe("/a", "m", status, Duration::from_micros(1));
+        }
+        let text = m.render();
+        let series = text.lines().filter(|l| l.starts_with("modhost_requests_total{")).count();
+        assert_eq!(series, KNOWN_STATUSES.len() + 8, "{text}");
+        assert!(text.contains("status=\"404\"} 1\n") && text.contains("status=\"4xx\"} 90\n"), "{text}");
+        assert_eq!(m.route_stats()["/a"].errors, 600);
+        m.observe("/b", "m", 200, Duration::from_micros(1));
+        m.observe("/metrics", "-", 200, Duration::from_micros(1));
+        m.retain_routes(|route| route == "/b");
+        let routes: Vec<String> = m.route_stats().into_keys().collect();
+        assert_eq!(routes, ["/b", "/metrics"]);
     }
 }

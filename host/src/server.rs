@@ -63,6 +63,7 @@ impl Server {
         let report = first.report.clone();
         let body_budget = Arc::new(tokio::sync::Semaphore::new(crate::front::REQUEST_BYTES_BUDGET));
         let app = Arc::new(App::new(Parts { config, base, store, first, runtime, started, scratch, body_budget }));
+        app.prune_cache();
         // Watching starts before `start` returns, so a change made right after it is never missed.
         let watch = match app.config.watch {
             true => Some(crate::watch::start(app.clone()).context("starting --watch")?),

@@ -44,6 +44,9 @@ pub struct ModView {
     pub routes: Vec<RouteView>,
     /// Why it is quarantined, when it is.
     pub quarantined: Option<String>,
+    /// Guest linear memory its live instances hold now, in KiB (its share of the server's budget).
+    #[serde(default)]
+    pub memory_in_use_kib: usize,
 }
 
 /// A mod's limits, in the units the player writes them in `modhost.toml`.
@@ -130,6 +133,7 @@ impl ModView {
             },
             routes,
             quarantined: module.quarantined(),
+            memory_in_use_kib: module.memory_in_use() >> 10,
         }
     }
 }

@@ -43,7 +43,7 @@ impl Runtime {
         env: &[(&str, &str)],
         deadline: Duration,
     ) -> anyhow::Result<CommandExit> {
-        let (component, _) = compile::load(&self.engine, wasm, None)?;
+        let (component, _, _) = compile::load(&self.engine, wasm, None)?;
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdio().args(args).envs(env);
         let limits = StoreLimitsBuilder::new()
@@ -53,7 +53,7 @@ impl Runtime {
             .build();
         let mut store = Store::new(&self.engine, CallState::with_wasi(cx, limits, wasi.build()));
         if self.limits.enforce {
-            store.limiter(|s| &mut s.limits);
+            store.limiter_async(|s| &mut s.limits);
             store.set_hostcall_fuel(self.limits.hostcall_bytes);
             arm_deadline(&mut store, deadline);
         }

@@ -12,15 +12,30 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+/// Core instances one component may hold: a Rust mod has the module plus a few shims, the
+/// JavaScript and Python runtimes a dozen or so.
+pub(crate) const CORE_INSTANCES_PER_COMPONENT: u32 = 32;
+/// Linear memories one component may define (a mod has one; the adapter of an older toolchain one more).
+pub(crate) const MEMORIES_PER_COMPONENT: u32 = 2;
+/// Tables one component may define.
+pub(crate) const TABLES_PER_COMPONENT: u32 = 4;
+
 /// Builds the engine for these limits.
+///
+/// Each component's core instances, memories and tables are capped (a component over a cap is refused
+/// when it is compiled or loaded from the cache, with wasmtime's message naming the count), and the
+/// pool's totals are those caps times the pool's instances: whatever one mod instantiates, the pool
+/// has the room for every other instance slot, so a mod never fails for another's greed.
 pub(crate) fn build(limits: &Limits) -> wasmtime::Result<wasmtime::Engine> {
     let mut pool = PoolingAllocationConfig::new();
     let instances = limits.max_instances.max(1);
     pool.total_component_instances(instances)
-        // A component holds a handful of core instances (the module plus adapter shims).
-        .total_core_instances(instances.saturating_mul(8))
-        .total_memories(instances.saturating_mul(2))
-        .total_tables(instances.saturating_mul(4))
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
+        .total_core_instances(instances.saturating_mul(CORE_INSTANCES_PER_COMPONENT))
+        .total_memories(instances.saturating_mul(MEMORIES_PER_COMPONENT))
+        .total_tables(instances.saturating_mul(TABLES_PER_COMPONENT))
         .total_stacks(instances)
         .max_memory_size(limits.memory_bytes)
         // The pool's own cap on a table: the per-mod `table_elements` can only lower it.

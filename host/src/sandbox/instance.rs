@@ -5,14 +5,25 @@
 //! back. A mod whose manifest says `reuse = N` keeps instances for up to N calls; an instance that
 //! trapped, ran out its deadline or returned an error is never reused.
 //!
-//! Every call: a memory and table cap (`StoreLimits`), a cap on bytes copied per host call, and an
-//! epoch deadline whose callback yields to tokio at every tick and traps past the deadline.
+//! Every call: a memory and table cap (`StoreLimits`) and the server-wide memory budget (`budget.rs`),
+//! a cap on bytes copied per host call, and an epoch deadline whose callback yields to tokio at every
+//! tick and traps past the deadline. Instantiation (which runs the component's start code) has the
+//! call deadline too, on the clock as well as on the epoch.
+//!
+//! Quarantine is for a mod that is broken for everyone, so no client can reach it by choosing its
+//! input (the policy, and why: `docs/architecture.md`, "Quarantine"). Strikes count per cause over a
+//! window, only while no call of the mod has succeeded within it; what the request itself explains
+//! (a memory trap or a deadline on a large body), what the server's state explains (a full pool or
+//! budget) and the mod's own error values are never strikes.
 
 use super::bindings::{Plugin, PluginPre, Request, Response, Route};
-use super::state::{CallState, ModContext};
+use super::budget::{MemoryBudget, ModMemory};
+use super::logcap;
+use super::state::{CallState, Limiter, ModContext};
 use crate::config::Limits;
 use crate::perf::{Phase, Trace};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -28,25 +39,84 @@ pub(crate) enum CallError {
     /// The call ran past its deadline and was stopped.
     #[error("the mod ran past its deadline of {} ms and was stopped", .0.as_millis())]
     Deadline(Duration),
-    /// The guest trapped (a panic, a memory cap, an out-of-bounds access…).
+    /// The guest trapped (a panic, a memory cap, an out-of-bounds access…). `reason` is one line;
+    /// the whole text, with the wasm backtrace, went to the log and to `ModContext::last_trap`.
     #[error("the mod trapped: {reason}{}", stderr_suffix(.stderr))]
-    Trap { reason: String, stderr: String },
-    /// The instance could not be created.
+    Trap {
+        reason: String,
+        stderr: String,
+        /// It trapped growing its memory past its cap.
+        memory: bool,
+    },
+    /// The instance could not be created (its start code trapped or ran out its deadline).
     #[error("the mod could not be instantiated: {0}")]
     Instantiate(String),
-    /// Every instance slot stayed taken for the whole wait.
-    #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
-    Busy(Duration),
-    /// The mod failed too many calls in a row and is stopped until it is loaded again.
+    /// The server had no room for the call: a slot, the pool, or the memory budget stayed full.
+    #[error("{0}")]
+    Busy(Busy),
+    /// The mod failed too many calls and is stopped until it is loaded again.
     #[error("the mod is quarantined: {0}")]
     Quarantined(String),
 }
 
+/// What the server had no room for (each a 503, never a strike: it is the server's state).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Busy {
+    /// Every instance slot (the mod's share or the pool's) stayed taken for the whole wait.
+    #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
+    Slots(Duration),
+    /// The pooling allocator had no room of a kind (memories, tables, core instances).
+    #[error("the instance pool is full: {0}")]
+    Pool(String),
+    /// The server-wide memory budget stayed full.
+    #[error("{0}")]
+    Memory(super::budget::BudgetFull),
+    /// The call waited for the memory budget and then ran out its deadline.
+    #[error("the call waited for the server's guest memory budget and then ran out its deadline of {} ms", .0.as_millis())]
+    MemoryThenDeadline(Duration),
+}
+
+/// A strike's cause: each counts on its own, so one kind of failure never adds to another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    Trap,
+    Memory,
+    Deadline,
+    Instantiate,
+}
+
+impl Cause {
+    const ALL: usize = 4;
+
+    fn name(self) -> &'static str {
+        match self {
+            Cause::Trap => "traps",
+            Cause::Memory => "memory traps",
+            Cause::Deadline => "deadlines",
+            Cause::Instantiate => "failed instantiations",
+        }
+    }
+}
+
+/// A body this large (against the mod's memory cap) explains a memory trap or a deadline by itself:
+/// 1/256 of the cap, 512 KiB at 128 MiB. Parsing JSON into values takes 16-64 bytes per input byte,
+/// so a body under this cannot fill the cap by size alone.
+const LARGE_BODY_SHARE: usize = 256;
+
 impl CallError {
-    /// Whether this failure counts toward quarantine: the guest itself broke (a trap, a deadline),
-    /// not an error value it chose to return or a full pool.
-    fn is_strike(&self) -> bool {
-        matches!(self, CallError::Trap { .. } | CallError::Deadline(_) | CallError::Instantiate(_))
+    /// Whether this failure is a strike toward quarantine, and of which cause. `body` is the request
+    /// body's length (0 for `routes` and `init`), `memory_cap` the mod's memory cap.
+    fn strike(&self, body: usize, memory_cap: usize) -> Option<Cause> {
+        let large = body >= memory_cap / LARGE_BODY_SHARE;
+        match self {
+            // The request's size explains these: its failure, not the mod's.
+            CallError::Trap { memory: true, .. } | CallError::Deadline(_) if large => None,
+            CallError::Trap { memory: true, .. } => Some(Cause::Memory),
+            CallError::Trap { .. } => Some(Cause::Trap),
+            CallError::Deadline(_) => Some(Cause::Deadline),
+            CallError::Instantiate(_) => Some(Cause::Instantiate),
+            CallError::Mod { .. } | CallError::Busy(_) | CallError::Quarantined(_) => None,
+        }
     }
 }
 
@@ -69,13 +139,26 @@ pub struct LoadedMod {
     /// This mod's own share of the slots (`mod_instances`), taken first: a mod whose calls hang fills
     /// its share, never the whole pool.
     own_slots: Arc<Semaphore>,
-    /// Failed calls in a row (traps, deadlines), and why the mod is quarantined once there were
-    /// `quarantine_after` of them.
-    strikes: AtomicU32,
+    /// Recent strikes per cause (at most `quarantine_after` each), and why the mod is quarantined
+    /// once one cause has `quarantine_after` of them within the window.
+    strikes: Mutex<[VecDeque<Instant>; Cause::ALL]>,
+    /// When a call last succeeded (or returned the mod's own error value), in ms since `born` plus
+    /// one; 0: never. An atomic, so the success path takes no lock.
+    last_success: AtomicU64,
+    born: Instant,
+    /// Its share of the server-wide memory budget and its counters there (none without limits).
+    memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
     quarantine: Mutex<Option<String>>,
+    /// Its artifact's file name in the compile cache, which the cache keeps while it is loaded.
+    pub(crate) artifact: Option<String>,
     /// Whether `quarantine` is set: every request asks, and an atomic load answers without the lock.
     is_quarantined: AtomicBool,
 }
+
+/// The longest reason (a mod's error message, a trap's one line) that reaches the client and the log.
+const MAX_REASON: usize = 512;
+/// Lines of a trap's whole text (its wasm backtrace) logged.
+const MAX_TRAP_LOG_LINES: usize = 64;
 
 /// Idle instances one mod keeps for reuse; more are dropped, so one mod's burst cannot hold slots
 /// other mods need.
@@ -103,6 +186,7 @@ impl LoadedMod {
         limits: Limits,
         reuse: u32,
         slots: Arc<Semaphore>,
+        memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
     ) -> Self {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
         LoadedMod {
@@ -113,8 +197,12 @@ impl LoadedMod {
             idle: Mutex::new(Vec::new()),
             slots,
             own_slots,
-            strikes: AtomicU32::new(0),
+            strikes: Mutex::default(),
+            last_success: AtomicU64::new(0),
+            born: Instant::now(),
+            memory,
             quarantine: Mutex::new(None),
+            artifact: None,
             is_quarantined: AtomicBool::new(false),
         }
     }
@@ -122,6 +210,11 @@ impl LoadedMod {
     /// What the mod may change beyond its own store namespace.
     pub fn grants(&self) -> &modhost_mods::Grants {
         &self.cx.grants
+    }
+
+    /// What it holds of the server-wide memory budget now, in bytes (0 under `--no-limits`).
+    pub fn memory_in_use(&self) -> usize {
+        self.memory.as_ref().map_or(0, |(_, m)| m.in_use.load(Ordering::Relaxed))
     }
 
     /// Its context: counters of denials and peak memory among them.
@@ -142,20 +235,45 @@ impl LoadedMod {
         self.quarantine.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Counts a call's outcome toward quarantine: a strike for a broken guest, a reset for anything else.
-    fn tally<R>(&self, result: &Result<R, CallError>) {
-        match result {
-            Err(e) if e.is_strike() => {
-                let strikes = self.strikes.fetch_add(1, Ordering::Relaxed) + 1;
-                let limit = self.limits.quarantine_after;
-                if limit > 0 && strikes >= limit {
-                    let reason = format!("{strikes} calls in a row failed; the last: {e}");
-                    tracing::error!("mod {} quarantined until it is loaded again: {reason}", self.cx.id);
-                    *self.quarantine.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
-                    self.is_quarantined.store(true, Ordering::Release);
-                }
+    /// Counts a call's outcome toward quarantine (`body`: the request body's length).
+    fn tally<R>(&self, result: &Result<R, CallError>, body: usize) {
+        let error = match result {
+            Ok(_) | Err(CallError::Mod { .. }) => {
+                let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
+                self.last_success.store(ms + 1, Ordering::Relaxed);
+                return;
             }
-            _ => self.strikes.store(0, Ordering::Relaxed),
+            Err(error) => error,
+        };
+        let Some(cause) = error.strike(body, self.limits.memory_bytes) else { return };
+        let (now, window) = (Instant::now(), self.limits.quarantine_window);
+        let last_success = match self.last_success.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(self.born + Duration::from_millis(ms - 1)),
+        };
+        // A mod that answered a call within the window works: a trap or a deadline now comes from
+        // this request's input, which a client chooses. Instantiation takes no input: always a strike.
+        if cause != Cause::Instantiate && last_success.is_some_and(|t| now.duration_since(t) < window) {
+            return;
+        }
+        let limit = self.limits.quarantine_after as usize;
+        let mut strikes = self.strikes.lock().unwrap_or_else(PoisonError::into_inner);
+        let recent = &mut strikes[cause as usize];
+        recent.retain(|t| now.duration_since(*t) < window && last_success.is_none_or(|s| *t > s));
+        recent.push_back(now);
+        while recent.len() > limit.max(1) {
+            recent.pop_front();
+        }
+        if limit > 0 && recent.len() >= limit {
+            let reason = format!(
+                "{limit} calls in a row failed ({} within {} s, none succeeding); the last: {error}",
+                cause.name(),
+                window.as_secs()
+            );
+            drop(strikes);
+            tracing::error!("mod {} quarantined until it is loaded again: {reason}", self.cx.id);
+            *self.quarantine.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+            self.is_quarantined.store(true, Ordering::Release);
         }
     }
 
@@ -182,11 +300,11 @@ impl LoadedMod {
         if let Some(reason) = self.quarantined() {
             return Err(CallError::Quarantined(reason));
         }
-        let deadline = self.limits.call_deadline;
+        let (deadline, body) = (self.limits.call_deadline, request.body.len());
         let result = self
             .call(deadline, true, trace, async move |store, plugin| plugin.call_handle(store, &request).await)
             .await;
-        self.tally(&result);
+        self.tally(&result, body);
         result
     }
 
@@ -207,6 +325,7 @@ impl LoadedMod {
             instance.store.data_mut().trace = Some(Trace::default());
             (t, Instant::now())
         });
+        instance.store.data_mut().begin_call();
 
         // The epoch deadline stops a guest running wasm; the timeout also stops a guest waiting inside
         // an async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
@@ -225,11 +344,15 @@ impl LoadedMod {
             trace.merge(&host);
         }
         let output = instance.store.data().output.take();
-        self.log_output(&output);
-        self.cx.peak_memory.fetch_max(instance.store.data().limits.peak_memory, Ordering::Relaxed);
+        self.log_output(&mut instance.store.data_mut().log_bytes, &output);
+        let limiter = &instance.store.data().limits;
+        self.cx.peak_memory.fetch_max(limiter.peak_memory, Ordering::Relaxed);
 
         let Ok(result) = result else {
-            return Err(CallError::Deadline(deadline));
+            return Err(match limiter.budget_waited {
+                true => CallError::Busy(Busy::MemoryThenDeadline(deadline)),
+                false => CallError::Deadline(deadline),
+            });
         };
         match result {
             Ok(Ok(value)) => {
@@ -243,8 +366,38 @@ impl LoadedMod {
                 Ok(value)
             }
             Ok(Err(mod_error)) => Err(describe_mod_error(&mod_error)),
-            Err(trap) => Err(classify_trap(&trap, deadline, &output)),
+            Err(trap) => Err(self.classify_trap(&trap, limiter, deadline, &output)),
         }
+    }
+
+    /// What a trap means: the server's (a full budget), a deadline, or the mod's own trap, whose whole
+    /// text goes to the log (cut and escaped: a backtrace carries the mod's function names) and to
+    /// `ModContext::last_trap`, and whose one-line reason goes to the client.
+    fn classify_trap(
+        &self,
+        error: &wasmtime::Error,
+        limiter: &Limiter,
+        deadline: Duration,
+        output: &[u8],
+    ) -> CallError {
+        if let Some(full) = &limiter.budget_full {
+            return CallError::Busy(Busy::Memory(full.clone()));
+        }
+        if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+            return match limiter.budget_waited {
+                true => CallError::Busy(Busy::MemoryThenDeadline(deadline)),
+                false => CallError::Deadline(deadline),
+            };
+        }
+        let whole = format!("{error:?}");
+        let id = &self.cx.id;
+        for line in whole.lines().take(MAX_TRAP_LOG_LINES) {
+            tracing::warn!(target: "mod", "[{id}] trap | {}", logcap::clean(line, logcap::MAX_LINE));
+        }
+        *self.cx.last_trap.lock().unwrap_or_else(PoisonError::into_inner) = Some(whole);
+        let root = error.root_cause().to_string();
+        let reason = logcap::clean(root.lines().next().unwrap_or("a trap"), MAX_REASON);
+        CallError::Trap { reason, stderr: panic_lines(output), memory: limiter.over_cap }
     }
 
     fn take_idle(&self) -> Option<Instance> {
@@ -262,35 +415,69 @@ impl LoadedMod {
         let (own_slot, slot) = match tokio::time::timeout(wait, slots).await {
             Ok(Ok(slots)) => slots,
             // The semaphores are never closed; treat that like a full pool all the same.
-            Ok(Err(_)) | Err(_) => return Err(CallError::Busy(wait)),
+            Ok(Err(_)) | Err(_) => return Err(CallError::Busy(Busy::Slots(wait))),
         };
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory_bytes)
             .table_elements(self.limits.table_elements)
             .trap_on_grow_failure(true)
             .build();
-        let state = CallState::new(self.cx.clone(), limits, self.limits.output_bytes);
+        let limiter = Limiter::new(limits, self.memory.clone());
+        let state = CallState::new(self.cx.clone(), limiter, self.limits.output_bytes);
         let mut store = Store::new(self.pre.engine(), state);
-        if self.limits.enforce {
-            store.limiter(|s| &mut s.limits);
+        let instantiating = if self.limits.enforce {
+            store.limiter_async(|s| &mut s.limits);
             store.set_hostcall_fuel(self.limits.hostcall_bytes);
-            // Instantiation runs the guest's start code too: give it the call deadline.
-            arm_deadline(&mut store, self.limits.call_deadline);
-        }
-        let plugin =
-            self.pre.instantiate_async(&mut store).await.map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
+            // Instantiation runs the guest's start code too: give it the call deadline, on the epoch
+            // for wasm that runs and on the clock for start code waiting in WASI, where no epoch check
+            // runs (a start function that sleeps would otherwise hold the boot or a reload forever).
+            arm_deadline(&mut store, wait);
+            let grace = wait + 2 * self.limits.epoch_tick;
+            tokio::time::timeout(grace, self.pre.instantiate_async(&mut store)).await
+        } else {
+            Ok(self.pre.instantiate_async(&mut store).await)
+        };
+        let plugin = match instantiating {
+            Ok(Ok(plugin)) => plugin,
+            Ok(Err(e)) => return Err(instantiation_failed(&e, &store.data().limits, wait)),
+            Err(_) => {
+                return Err(CallError::Instantiate(format!(
+                    "its start code ran past the deadline of {} ms",
+                    wait.as_millis()
+                )));
+            }
+        };
         Ok(Instance { store, plugin, uses: 0, _slot: slot, _own_slot: own_slot })
     }
 
-    fn log_output(&self, output: &[u8]) {
+    /// Logs a call's stdout/stderr under the mod's id, line by line, cleaned and within its log caps.
+    fn log_output(&self, used: &mut usize, output: &[u8]) {
         if output.is_empty() {
             return;
         }
-        self.cx.logged.fetch_add(output.len() as u64, Ordering::Relaxed);
+        let id = &self.cx.id;
         for line in String::from_utf8_lossy(output).lines() {
-            tracing::info!(target: "mod", "[{}] {line}", self.cx.id);
+            if self.cx.log.admit(id, used, line.len().min(logcap::MAX_LINE)) {
+                tracing::info!(target: "mod", "[{id}] {}", logcap::clean(line, logcap::MAX_LINE));
+            }
         }
     }
+}
+
+/// Why an instantiation failed: a pool or budget with no room is the server's state (503, no
+/// strike); anything else is the component's own (its start code trapped or ran out its deadline).
+fn instantiation_failed(error: &wasmtime::Error, limiter: &Limiter, deadline: Duration) -> CallError {
+    if let Some(full) = &limiter.budget_full {
+        return CallError::Busy(Busy::Memory(full.clone()));
+    }
+    if let Some(pool) = error.chain().find_map(|e| e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()) {
+        return CallError::Busy(Busy::Pool(pool.to_string()));
+    }
+    if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+        return CallError::Instantiate(format!("its start code ran past the deadline of {} ms", deadline.as_millis()));
+    }
+    let root = error.root_cause().to_string();
+    CallError::Instantiate(logcap::clean(root.lines().next().unwrap_or("it failed"), MAX_REASON))
 }
 
 /// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
@@ -325,15 +512,16 @@ fn describe_mod_error(e: &super::bindings::Error) -> CallError {
         Io(m) => (500, format!("i/o: {m}")),
         Failed(m) => (500, m.clone()),
     };
-    CallError::Mod { status, message }
+    // The message reaches the log and the client: one line, cut.
+    CallError::Mod { status, message: logcap::clean(&message, MAX_REASON) }
 }
 
-fn classify_trap(error: &wasmtime::Error, deadline: Duration, output: &[u8]) -> CallError {
-    if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
-        return CallError::Deadline(deadline);
-    }
-    // The last lines a guest wrote before trapping usually say why (a Rust panic prints its message).
+/// The lines of a trapped call's stdout/stderr that say why, as one line: a Rust panic prints
+/// `panicked at <place>:` and its message, then a note on backtraces, which is dropped.
+fn panic_lines(output: &[u8]) -> String {
     let tail_start = output.len().saturating_sub(1024);
-    let stderr = String::from_utf8_lossy(&output[tail_start..]).trim().to_owned();
-    CallError::Trap { reason: format!("{error:#}"), stderr }
+    let tail = String::from_utf8_lossy(&output[tail_start..]);
+    let lines: Vec<&str> = tail.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("note: ")).collect();
+    let last = lines[lines.len().saturating_sub(3)..].join(" ");
+    logcap::clean(&last, MAX_REASON)
 }

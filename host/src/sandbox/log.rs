@@ -1,21 +1,20 @@
 //! The host side of the WIT `log` interface: a mod's log lines into the host's log, prefixed with the
-//! mod's id, each cut at [`MAX_LOG_LINE`] bytes.
+//! mod's id, each cleaned and cut (`logcap.rs`) and within the mod's caps per call and per second.
 
 use super::bindings::modhost::plugin;
+use super::logcap;
 use super::state::CallState;
-
-/// The longest log line a mod can write; the rest is cut.
-const MAX_LOG_LINE: usize = 8 * 1024;
 
 impl plugin::log::Host for CallState {
     fn log(&mut self, level: plugin::log::Level, message: String) {
         use plugin::log::Level;
-        let mut end = message.len().min(MAX_LOG_LINE);
-        while !message.is_char_boundary(end) {
-            end -= 1;
+        let id = &*self.cx.id;
+        // Charged at what reaches the log: a line is cut at `MAX_LINE`, whatever was sent.
+        let cost = message.len().min(logcap::MAX_LINE);
+        if !self.cx.log.admit(id, &mut self.log_bytes, cost) {
+            return;
         }
-        let (id, message) = (&*self.cx.id, &message[..end]);
-        self.cx.logged.fetch_add(message.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let message = logcap::clean(&message, logcap::MAX_LINE);
         match level {
             Level::Trace => tracing::trace!(target: "mod", "[{id}] {message}"),
             Level::Debug => tracing::debug!(target: "mod", "[{id}] {message}"),

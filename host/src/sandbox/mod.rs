@@ -6,6 +6,8 @@
 //! - `engine`: engine configuration (pooling allocator, epochs) and the epoch ticker.
 //! - `compile`: compile or load a cached precompiled artifact.
 //! - `state`: the per-`Store` data ([`ModContext`], `CallState`) and the memory limiter.
+//! - `budget`: the server-wide budget of guest linear memory, charged by the limiter.
+//! - `logcap`: what a mod may put into the host log (caps per call and per second, escaping).
 //! - `db`, `store`, `log`: the `Host` impl of each WIT interface, one file each (engine errors → WIT
 //!   errors, grants checked first).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
@@ -13,17 +15,20 @@
 //! - `command`: [`Runtime::run_command`], a WASI command (a mod's test binary) against the same linker.
 
 mod bindings;
+mod budget;
 mod command;
 mod compile;
 mod db;
 mod engine;
 mod instance;
 mod log;
+mod logcap;
 mod output;
 mod state;
 mod store;
 
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
+pub(crate) use budget::{MemoryBudget, ModUsage};
 pub use command::CommandExit;
 pub use compile::CompileSource;
 pub(crate) use instance::CallError;
@@ -46,6 +51,8 @@ pub(crate) struct Runtime {
     cache_dir: Option<PathBuf>,
     /// One permit per live instance, across all mods: the pooling allocator's size.
     slots: Arc<tokio::sync::Semaphore>,
+    /// The server-wide budget of guest linear memory (none under `--no-limits`).
+    budget: Option<Arc<MemoryBudget>>,
     _ticker: engine::EpochTicker,
 }
 
@@ -73,7 +80,25 @@ impl Runtime {
             .map_err(wasmtime::Error::from)
             .context("starting the epoch ticker")?;
         let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_instances as usize));
-        Ok(Runtime { engine, linker, limits, cache_dir, slots, _ticker: ticker })
+        let budget = limits.enforce.then(|| {
+            let bytes = limits.guest_memory_bytes.unwrap_or_else(|| budget::default_bytes(limits.memory_bytes));
+            tracing::info!("guest memory budget: {} MiB across all instances", bytes >> 20);
+            Arc::new(MemoryBudget::new(bytes, limits.memory_bytes, limits.memory_wait))
+        });
+        Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, _ticker: ticker })
+    }
+
+    /// The server-wide memory budget, with what each mod holds (none under `--no-limits`).
+    pub(crate) fn budget(&self) -> Option<&Arc<MemoryBudget>> {
+        self.budget.as_ref()
+    }
+
+    /// Deletes the compile cache's artifacts that none of `keep` (file names of loaded mods'
+    /// artifacts) names, and temp files left by a crash: the cache holds what the serving mods use.
+    pub(crate) fn prune_cache<'a>(&self, keep: impl IntoIterator<Item = &'a str>) {
+        if let Some(dir) = &self.cache_dir {
+            compile::prune(dir, &keep.into_iter().collect());
+        }
     }
 
     /// Compiles (or loads from the cache) and links one mod. `reuse` is its manifest's `reuse`;
@@ -85,9 +110,12 @@ impl Runtime {
         reuse: u32,
         limits: Limits,
     ) -> anyhow::Result<(LoadedMod, CompileSource)> {
-        let (component, source) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
+        let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;
-        Ok((LoadedMod::new(cx, pre, limits, reuse, self.slots.clone()), source))
+        let memory = self.budget.as_ref().map(|budget| (budget.clone(), budget.account(&cx.id)));
+        let mut loaded = LoadedMod::new(cx, pre, limits, reuse, self.slots.clone(), memory);
+        loaded.artifact = artifact;
+        Ok((loaded, source))
     }
 }

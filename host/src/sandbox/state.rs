@@ -7,13 +7,15 @@
 //! bytes copied per host call).
 
 use super::bindings::{Error, modhost::plugin};
+use super::budget::{BudgetFull, Charge, MemoryBudget, ModMemory};
+use super::logcap::LogRate;
 use super::output::GuestOutput;
 use crate::perf::{Phase, Trace};
 use modhost_db::Db;
 use modhost_mods::Grants;
 use modhost_store::Store;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
@@ -34,8 +36,11 @@ pub struct ModContext {
     pub denials: AtomicU64,
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
-    /// Bytes of log it wrote (`log` calls, stdout and stderr) that reached the host's log.
-    pub logged: AtomicU64,
+    /// Its log budget per second and the lines it dropped (`logcap.rs`).
+    pub(crate) log: LogRate,
+    /// The whole text of its last trap (wasm backtrace included): the client gets one line, the log
+    /// and `modhost check` get this.
+    pub last_trap: Mutex<Option<String>>,
 }
 
 impl ModContext {
@@ -48,8 +53,24 @@ impl ModContext {
             grants,
             denials: AtomicU64::new(0),
             peak_memory: AtomicUsize::new(0),
-            logged: AtomicU64::new(0),
+            log: LogRate::default(),
+            last_trap: Mutex::new(None),
         }
+    }
+
+    /// Log lines it wrote over its caps (dropped) since it was loaded.
+    pub fn log_dropped(&self) -> u64 {
+        self.log.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Log bytes it wrote that reached the host's log since it was loaded (`modhost check` reports it).
+    pub fn log_bytes(&self) -> u64 {
+        self.log.logged.load(Ordering::Relaxed)
+    }
+
+    /// The whole text of the mod's last trap, backtrace included, if it trapped since it was loaded.
+    pub fn last_trap(&self) -> Option<String> {
+        self.last_trap.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     pub(super) fn denied(&self, why: modhost_mods::Denied) -> Error {
@@ -58,54 +79,108 @@ impl ModContext {
     }
 }
 
-/// wasmtime's `StoreLimits`, and the largest memory the instance asked for (granted or not).
+/// wasmtime's `StoreLimits` (the per-instance caps), the server-wide memory budget, and what the
+/// instance asked for: its largest memory, and why a growth failed (so a memory trap is told apart
+/// from other traps, and a full budget from the mod's own cap).
 pub(crate) struct Limiter {
     limits: StoreLimits,
+    /// The budget and this store's charge against it: given back when the store drops.
+    budget: Option<(Arc<MemoryBudget>, Charge)>,
     pub(crate) peak_memory: usize,
+    /// A growth went past the instance's cap (or the pool's): the trap that follows is the mod's.
+    pub(crate) over_cap: bool,
+    /// A growth found no room in the budget within its wait: the call's failure is the server's.
+    pub(crate) budget_full: Option<BudgetFull>,
+    /// A growth waited for room: a deadline after it is the server's business too.
+    pub(crate) budget_waited: bool,
 }
 
 impl Limiter {
-    pub(crate) fn new(limits: StoreLimits) -> Limiter {
-        Limiter { limits, peak_memory: 0 }
+    pub(crate) fn new(limits: StoreLimits, budget: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>) -> Limiter {
+        let budget = budget.map(|(budget, owner)| (budget, MemoryBudget::charge(owner)));
+        Limiter { limits, budget, peak_memory: 0, over_cap: false, budget_full: None, budget_waited: false }
     }
 }
 
-impl wasmtime::ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+#[async_trait::async_trait]
+impl wasmtime::ResourceLimiterAsync for Limiter {
+    async fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        use wasmtime::ResourceLimiter as _;
         self.peak_memory = self.peak_memory.max(desired);
-        self.limits.memory_growing(current, desired, maximum)
+        let allowed = self.limits.memory_growing(current, desired, maximum).inspect_err(|_| self.over_cap = true)?;
+        if !allowed || maximum.is_some_and(|max| desired > max) {
+            // Refused, or past the pool's slot: wasmtime fails the growth (and traps). Nothing to charge.
+            self.over_cap = true;
+            return Ok(allowed);
+        }
+        if let Some((budget, charge)) = &mut self.budget {
+            // Marked before the wait: a call stopped at its deadline meanwhile is the server's failure.
+            let before = std::mem::replace(&mut self.budget_waited, true);
+            match budget.grow(charge, desired.saturating_sub(current)).await {
+                Ok(waited) => self.budget_waited = before || waited,
+                Err(full) => {
+                    let message = full.to_string();
+                    self.budget_full = Some(full);
+                    return Err(wasmtime::Error::msg(message));
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        use wasmtime::ResourceLimiter as _;
+        self.over_cap = true;
         self.limits.memory_grow_failed(error)
     }
 
-    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+    async fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        use wasmtime::ResourceLimiter as _;
         self.limits.table_growing(current, desired, maximum)
     }
 
     fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        use wasmtime::ResourceLimiter as _;
         self.limits.table_grow_failed(error)
     }
 
     fn instances(&self) -> usize {
+        use wasmtime::ResourceLimiter as _;
         self.limits.instances()
     }
 
     fn tables(&self) -> usize {
+        use wasmtime::ResourceLimiter as _;
         self.limits.tables()
     }
 
     fn memories(&self) -> usize {
+        use wasmtime::ResourceLimiter as _;
         self.limits.memories()
     }
 }
+
+/// The most random bytes one WASI `get-random-bytes` call may ask for; a larger ask traps.
+const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// The data of one `Store`: one instance's view of the host.
 pub(crate) struct CallState {
     pub(crate) cx: Arc<ModContext>,
     pub(crate) limits: Limiter,
     pub(crate) output: GuestOutput,
+    /// Log bytes this call wrote (its cap is `logcap::BYTES_PER_CALL`); reset when a reused instance
+    /// starts its next call.
+    pub(crate) log_bytes: usize,
     /// `--perf` only: the time of this call's host calls, by phase.
     pub(crate) trace: Option<Trace>,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
@@ -116,9 +191,9 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
-    pub(crate) fn new(cx: Arc<ModContext>, limits: StoreLimits, output_bytes: usize) -> Self {
+    pub(crate) fn new(cx: Arc<ModContext>, limits: Limiter, output_bytes: usize) -> Self {
         let output = GuestOutput::new(output_bytes);
-        CallState { cx, limits: Limiter::new(limits), output, trace: None, wasi: None, table: ResourceTable::new() }
+        CallState { cx, limits, output, log_bytes: 0, trace: None, wasi: None, table: ResourceTable::new() }
     }
 
     /// A state whose WASI context the caller built: `modhost test-runner` gives a test binary inherited
@@ -126,12 +201,20 @@ impl CallState {
     pub(crate) fn with_wasi(cx: Arc<ModContext>, limits: StoreLimits, wasi: WasiCtx) -> Self {
         CallState {
             cx,
-            limits: Limiter::new(limits),
+            limits: Limiter::new(limits, None),
             output: GuestOutput::new(0),
+            log_bytes: 0,
             trace: None,
             wasi: Some(wasi),
             table: ResourceTable::new(),
         }
+    }
+
+    /// Resets what one call counts, before each call (a reused instance serves several).
+    pub(crate) fn begin_call(&mut self) {
+        self.log_bytes = 0;
+        let limits = &mut self.limits;
+        (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }
 
     /// Starts timing a host call, when this call is traced: one branch when it is not.
@@ -153,8 +236,11 @@ impl WasiView for CallState {
         let output = &self.output;
         // No preopened directories, no environment, no arguments, no sockets (denied by default):
         // clocks, random, and stdout/stderr into `output`.
-        let ctx =
-            self.wasi.get_or_insert_with(|| WasiCtx::builder().stdout(output.clone()).stderr(output.clone()).build());
+        // Random bytes are generated on the async worker inside the call: wasmtime's default of 64 MiB
+        // per `get-random-bytes` holds a worker for tens of milliseconds; a seed needs 16 bytes.
+        let ctx = self.wasi.get_or_insert_with(|| {
+            WasiCtx::builder().stdout(output.clone()).stderr(output.clone()).max_random_size(MAX_RANDOM_BYTES).build()
+        });
         WasiCtxView { ctx, table: &mut self.table }
     }
 }
