@@ -129,6 +129,8 @@ pub(crate) async fn serve(
     // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
     // its `App`: the store's lock is released when `run` returns, and a restart can take it at once.
     let mut tasks = tokio::task::JoinSet::new();
+    // Memory the connections of a burst freed goes back to the OS once the burst has ended.
+    let reclaim = super::reclaim::watch(connections.clone(), max_connections);
     tokio::pin!(shutdown);
 
     loop {
@@ -155,10 +157,13 @@ pub(crate) async fn serve(
             // hyper is handed the connection at its first byte, not before: hyper's connection holds
             // two 8 KiB buffers from its first poll (its head write buffer at once, its read buffer
             // on the first read), which a connection that sends nothing would keep for the idle
-            // deadline. The wait is the idle deadline itself, and ends with shutdown.
+            // deadline. The wait is the idle deadline itself, and ends with shutdown. `peek`, not
+            // `readable`: readiness reported a fresh socket readable at once (measured with strace:
+            // hyper's 8 KiB read came back EAGAIN), a peek waits for a byte or the end.
+            let mut first = [0u8; 1];
             tokio::select! {
-                ready = tokio::time::timeout(guard.idle, stream.readable()) => {
-                    if !matches!(ready, Ok(Ok(()))) {
+                peeked = tokio::time::timeout(guard.idle, stream.peek(&mut first)) => {
+                    if !matches!(peeked, Ok(Ok(1..))) {
                         return;
                     }
                 }
@@ -193,6 +198,7 @@ pub(crate) async fn serve(
     }
 
     drop(listener);
+    reclaim.abort();
     let _ = stop.send(true);
     tokio::select! {
         () = graceful.shutdown() => {}
@@ -204,4 +210,3 @@ pub(crate) async fn serve(
     while tasks.join_next().await.is_some() {}
     Ok(())
 }
-

@@ -4,7 +4,8 @@
 //!    meanwhile waits (30 s by default) and is then served, or answered 503 with `Retry-After`.
 //! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open (fewer under a low
 //!    open-file limit, `crate::nofile`), handed to hyper at its first byte, tracked so shutdown
-//!    drains them; the 512th request on a connection is answered `Connection: close`.
+//!    drains them; the 512th request on a connection is answered `Connection: close`; the heap a burst
+//!    of connections freed is given back to the OS when it ends (`reclaim.rs`).
 //! 2. **Deadlines** (`guard.rs`): idle, head and write-stall deadlines hyper lacks, on the socket.
 //!    **Host** (`host.rs`): a `Host` that names neither this machine nor a name the player allowed →
 //!    421 (DNS rebinding); none or two on HTTP/1.1 → 400. Checked before everything below.
@@ -32,6 +33,7 @@ mod dispatch;
 mod guard;
 mod host;
 mod listen;
+mod reclaim;
 mod request;
 mod session;
 
