@@ -361,7 +361,9 @@ mod tests {
 
     #[test]
     fn allowed_hosts_are_bare_hosts_normalised() {
-        for (name, host) in [("Game.LAN", "game.lan"), ("192.168.1.5", "192.168.1.5"), ("[FD00::1]", "fd00::1"), ("box.", "box")] {
+        for (name, host) in
+            [("Game.LAN", "game.lan"), ("192.168.1.5", "192.168.1.5"), ("[FD00::1]", "fd00::1"), ("box.", "box")]
+        {
             assert_eq!(host_name(name).as_deref(), Some(host), "{name}");
         }
         for bad in ["", "game.lan:6969", "u@game.lan", "game.lan/x", "[]", "a b", "[::1]:80"] {

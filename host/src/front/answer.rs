@@ -143,8 +143,7 @@ pub(super) fn assemble(db: &modhost_db::Db, module: &LoadedMod, response: ModRes
         if matches!(name, header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION) {
             return Err(bad(format!("the host owns the `{name}` header")));
         }
-        let value =
-            HeaderValue::from_str(&value)
+        let value = HeaderValue::from_str(&value)
             .map_err(|_| bad(format!("the value of {} is not a header value", quoted(name.as_str()))))?;
         headers.push((name, value));
     }

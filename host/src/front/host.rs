@@ -98,9 +98,16 @@ mod tests {
 
     #[test]
     fn loopback_and_localhost_are_served_with_or_without_a_port() {
-        for host in
-            ["127.0.0.1", "127.0.0.1:6969", "127.1.2.3:80", "[::1]", "[::1]:6969", "localhost", "LocalHost:1", "localhost."]
-        {
+        for host in [
+            "127.0.0.1",
+            "127.0.0.1:6969",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:6969",
+            "localhost",
+            "LocalHost:1",
+            "localhost.",
+        ] {
             assert_eq!(answer(Version::HTTP_11, "/x", &[host], &[], "127.0.0.1:6969"), None, "{host}");
         }
     }
@@ -108,9 +115,16 @@ mod tests {
     #[test]
     fn other_names_are_misdirected_unless_the_player_lists_them() {
         let wildcard = "0.0.0.0:6969";
-        for host in
-            ["rebind.example:6969", "rebind.example", "localhost.rebind.example", "127.0.0.1.nip.io", "0.0.0.0", "10.0.0.5", "a@127.0.0.1", ""]
-        {
+        for host in [
+            "rebind.example:6969",
+            "rebind.example",
+            "localhost.rebind.example",
+            "127.0.0.1.nip.io",
+            "0.0.0.0",
+            "10.0.0.5",
+            "a@127.0.0.1",
+            "",
+        ] {
             assert_eq!(answer(Version::HTTP_11, "/x", &[host], &[], wildcard), Some(421), "{host:?}");
         }
         let names = ["Game.LAN", "[fd00::1]"];

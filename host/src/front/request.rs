@@ -13,12 +13,12 @@
 
 use super::answer::Answer;
 use crate::app::App;
+use bytes::BytesMut;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Request, StatusCode};
 use modhost_wire as wire;
-use bytes::BytesMut;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -82,7 +82,11 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
         Ok(Err(CollectError::Budget)) => return Err(budget.exhausted()),
         Ok(Err(CollectError::TooLarge)) => return Err(too_large()),
         Ok(Err(CollectError::Read(e))) => {
-            return Err(Answer::error(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}"), &[]));
+            return Err(Answer::error(
+                StatusCode::BAD_REQUEST,
+                &format!("the request body could not be read: {e}"),
+                &[],
+            ));
         }
         Err(_) => {
             let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());

@@ -112,8 +112,11 @@ async fn http10_closes_by_default_and_keep_alive_is_honoured() {
     let server = fixture_server().await;
     let got = statuses(server.addr, format!("GET /fx/p/a HTTP/1.0\r\n\r\n{NEXT}").as_bytes()).await;
     assert_eq!(got, [200], "HTTP/1.0 without keep-alive must close after one answer");
-    let got =
-        statuses(server.addr, format!("GET /fx/p/a HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n{NEXT}").as_bytes()).await;
+    let got = statuses(
+        server.addr,
+        format!("GET /fx/p/a HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n{NEXT}").as_bytes(),
+    )
+    .await;
     assert_eq!(got, [200]);
 }
 
@@ -177,7 +180,11 @@ async fn stalled_connections_are_closed_at_their_deadlines_and_never_hold_up_oth
     let shapes: [(&str, &[u8], bool); 3] = [
         ("silent", b"", false),
         ("half a request line", b"GET /fx/p/x HT", true),
-        ("a declared body never sent", b"POST /fx/p/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n", true),
+        (
+            "a declared body never sent",
+            b"POST /fx/p/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n",
+            true,
+        ),
     ];
     let mut stalled = Vec::new();
     for (name, bytes, _) in &shapes {

@@ -67,7 +67,9 @@ async fn stall(addr: SocketAddr, kind: &str) -> anyhow::Result<TcpStream> {
                 .await?
         }
         "read" => {
-            stream.write_all(b"GET /client/items HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n").await?
+            stream
+                .write_all(b"GET /client/items HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n")
+                .await?
         }
         other => bail!("unknown kind `{other}`: silent, head, body, read"),
     }
@@ -102,16 +104,22 @@ async fn main() -> anyhow::Result<()> {
         .context("running modhost gen-db")?;
     anyhow::ensure!(generated.success(), "modhost gen-db failed");
     let extra: Vec<&str> = args.serve_args.iter().map(String::as_str).collect();
-    let server = ServeChild::spawn(&modhost, root.path(), &extra)?;
-    let pid = server.pid();
-    // A first request warms what every connection shares (the route table, the answer's db node).
-    let warm = modhost_tests::client::Call::get("/client/items").identity();
-    modhost_tests::client::send(server.addr, &warm).await?;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle = rss_kib(pid)?;
-    println!("modhost serve, {} connections a round, RSS of the server (KiB); idle at start: {idle}", args.connections);
-    println!("{:<7} {:>5} {:>9} {:>9} {:>10} {:>9} {:>11}", "kind", "round", "before", "stalled", "KiB/conn", "after", "after-idle");
+    println!(
+        "modhost serve, {} connections a round, RSS of the server in KiB (a fresh server per kind)",
+        args.connections
+    );
+    println!(
+        "{:<7} {:>5} {:>7} {:>8} {:>8} {:>9} {:>7} {:>10}",
+        "kind", "round", "idle", "before", "stalled", "KiB/conn", "after", "after/idle"
+    );
     for kind in args.kinds.split(',') {
+        let server = ServeChild::spawn(&modhost, root.path(), &extra)?;
+        let pid = server.pid();
+        // A first request warms what every connection shares (the route table, the answer's db node).
+        let warm = modhost_tests::client::Call::get("/client/items").identity();
+        modhost_tests::client::send(server.addr, &warm).await?;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let idle = rss_kib(pid)?;
         for round in 1..=args.rounds {
             let before = rss_kib(pid)?;
             let started = Instant::now();
@@ -130,8 +138,8 @@ async fn main() -> anyhow::Result<()> {
             tokio::time::sleep(Duration::from_secs(2)).await;
             let after = rss_kib(pid)?;
             let per = (stalled as f64 - before as f64) / args.connections as f64;
-            let creep = after as i64 - idle as i64;
-            println!("{kind:<7} {round:>5} {before:>9} {stalled:>9} {per:>10.1} {after:>9} {creep:>+11}");
+            let ratio = after as f64 / idle as f64;
+            println!("{kind:<7} {round:>5} {idle:>7} {before:>8} {stalled:>8} {per:>9.1} {after:>7} {ratio:>10.3}");
         }
     }
     Ok(())
