@@ -1,5 +1,5 @@
-//! Issue 17, the HTTP front: a Host check against DNS rebinding, a slow reader past hyper's old header
-//! timeout, the caps on a mod's answer headers, and request bodies charged to the budget inflated.
+//! Issue 17, the HTTP front: a Host check against DNS rebinding, a slow reader the idle and write-stall
+//! deadlines cut off, the caps on a mod's answer headers, and request bodies charged to the budget inflated.
 
 use super::fixture_server;
 use modhost_tests::TestServer;
@@ -61,19 +61,32 @@ async fn a_name_the_player_allows_in_modhost_toml_is_served() {
     assert_eq!(exchange(server.addr, &get("/fx/p/x", "Host: other.lan\r\n")).await.0, 421);
 }
 
-/// The issue's reader: an identity answer of several MB read at a steady rate for about 11 s, longer
-/// than idle + head (8 s, hyper's old header timeout, which cut such a reader off with a clean EOF).
+/// The issue's reader (4.36 MB read at 32-128 KiB/s, cut off at 8.0 s with a clean EOF and a short
+/// body), scaled to short deadlines: an identity answer of 8 MiB read at a steady 680 KiB/s for about
+/// 12 s. The kernel's buffers take MiBs at once and then wake the server's blocked write only when
+/// half has drained, seconds later: the idle deadline (1 s here) used to run from the last write and
+/// cut the reader off, and the write-stall deadline (3 s) counted only the server's own writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_slow_reader_gets_every_byte_of_an_answer_that_takes_longer_than_idle_plus_head() {
-    let server = fixture_server().await;
-    let size: usize = 24 << 20;
+async fn a_slow_reader_that_keeps_reading_gets_every_byte_of_a_long_answer() {
+    let server = TestServer::builder()
+        .with_mod("fx", modhost_tests::guests::FIXTURE, "")
+        .config(|c| {
+            c.http.idle = Duration::from_millis(1000);
+            c.http.head = Duration::from_millis(1000);
+            c.http.write_stall = Duration::from_millis(3000);
+        })
+        .start()
+        .await
+        .unwrap();
+    let size: usize = 8 << 20;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    // A small receive buffer, so the kernel cannot take the answer off the server's hands early.
+    // A small receive buffer: the answer waits in the server's send buffer, as it did for the issue's
+    // reader, whatever this machine's autotuning would have done.
     socket.set_recv_buffer_size(64 << 10).unwrap();
     let mut stream = socket.connect(server.addr).await.unwrap();
     stream.write_all(get(&format!("/fx/big/{size}"), "Host: 127.0.0.1\r\n").as_bytes()).await.unwrap();
-    let per_second = size as f64 / 11.0;
-    let (started, mut received, mut chunk) = (Instant::now(), Vec::with_capacity(size + 4096), vec![0u8; 64 << 10]);
+    let per_second = size as f64 / 12.0;
+    let (started, mut received, mut chunk) = (Instant::now(), Vec::with_capacity(size + 4096), vec![0u8; 16 << 10]);
     while started.elapsed() < Duration::from_secs(30) {
         let read = tokio::time::timeout(Duration::from_secs(15), stream.read(&mut chunk)).await;
         let n = read.expect("the server went 15 s without sending").expect("reading");
@@ -97,7 +110,6 @@ async fn a_slow_reader_gets_every_byte_of_an_answer_that_takes_longer_than_idle_
         started.elapsed().as_secs_f64(),
         received.len() - head_end
     );
-    assert!(started.elapsed() > Duration::from_secs(8), "the read must outlast idle + head to mean anything");
 }
 
 #[tokio::test]
