@@ -2,15 +2,15 @@
 //! ([`EarlyAccept`]), the accept loop with its connection limit, keep-alive's request count, and the
 //! drain at shutdown ([`serve`]).
 //!
-//! What a reader must not break: hyper's header timeout stays off (it would cut a slow reader off; the
-//! deadlines are `Guarded`'s); connection tasks are tracked, so `serve` returns only after every one
-//! has ended and dropped its `App` (the store's lock is free when the server's `run` returns).
+//! What a reader must not break: hyper's header timeout is silently off unless a timer is installed
+//! (`TokioTimer` below); connection tasks are tracked, so `serve` returns only after every one has
+//! ended and dropped its `App` (the store's lock is free when the server's `run` returns).
 
 use crate::app::App;
 use hyper::header::{self, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use modhost_wire as wire;
 use std::convert::Infallible;
@@ -112,12 +112,15 @@ pub(crate) async fn serve(
     let mut handed = early.finish().await;
     let mut http = http1::Builder::new();
     let deadlines = app.config.http;
-    // hyper's header timeout is off, explicitly: it starts when hyper begins to read the next head,
-    // which with a queued answer is as soon as the answer is handed over, not when it is written, so it
-    // cut a slow reader off mid-answer (at idle + head, 8 s) with a clean EOF and a short body.
-    // `Guarded`'s idle and head deadlines cover what it did, and they know about writes. hyper has no
-    // other timer on a server connection, so none is installed.
-    http.header_read_timeout(None).keep_alive(true).max_buf_size(64 << 10);
+    // hyper's own header timeout (which runs from the start of the wait, idle time included) stays on
+    // as a backstop behind `Guarded`'s idle and head deadlines. It was suspected of issue 17's
+    // truncated slow reader (cut at idle + head, 8 s) and is not the cause: with it on and `Guarded`
+    // fixed the reader gets every byte (hyper starts it only once the answer is written); the cause
+    // was `Guarded`'s idle deadline running from the last write while the next one was blocked.
+    http.timer(TokioTimer::new())
+        .header_read_timeout(deadlines.idle + deadlines.head)
+        .keep_alive(true)
+        .max_buf_size(64 << 10);
     let guard =
         super::guard::Deadlines { idle: deadlines.idle, head: deadlines.head, write_stall: deadlines.write_stall };
     let http = Arc::new(http);
