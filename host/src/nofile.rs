@@ -66,7 +66,8 @@ mod tests {
     fn the_connection_cap_leaves_room_for_the_store_and_mods() {
         // The usual soft limit: the connections alone must not take every descriptor.
         assert_eq!(connection_cap(1024), 1024 - 128);
-        assert_eq!(connection_cap(4096), 4096 - 512);
+        assert_eq!(connection_cap(1100), 1100 - 137, "an eighth once that is more than 128");
+        assert_eq!(connection_cap(2048), MAX_CONNECTIONS);
         assert_eq!(connection_cap(65_536), MAX_CONNECTIONS);
         assert_eq!(connection_cap(u64::MAX), MAX_CONNECTIONS);
         assert_eq!(connection_cap(256), 128);
