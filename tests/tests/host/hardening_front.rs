@@ -36,10 +36,8 @@ async fn a_host_naming_another_machine_is_misdirected_and_loopback_ones_are_serv
         assert_eq!(status, 421, "{path}: {body}");
         assert!(body.contains(&format!("rebind.example:{port}")), "the answer names the Host: {body}");
     }
-    let reload = format!(
-        "POST /modhost/reload HTTP/1.1\r\nHost: rebind.example\r\nx-modhost-reload: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    assert_eq!(exchange(server.addr, &reload).await.0, 421);
+    let reload = "POST /modhost/reload HTTP/1.1\r\nHost: rebind.example\r\nx-modhost-reload: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    assert_eq!(exchange(server.addr, reload).await.0, 421);
     for host in [format!("127.0.0.1:{port}"), "127.0.0.1".into(), format!("localhost:{port}"), "LOCALHOST".into()] {
         let (status, body) = exchange(server.addr, &get("/fx/p/x", &format!("Host: {host}\r\n"))).await;
         assert_eq!(status, 200, "Host {host}: {body}");
