@@ -39,8 +39,8 @@ pub struct Config {
     /// and applied over [`Config::limits`] when the file was taken.
     pub per_mod: BTreeMap<String, Limits>,
     /// Host names served besides loopback ones and `localhost` (`[http] allowed_hosts` in
-    /// `<root>/modhost.toml`), normalised by [`host_name`]. Any other `Host` is answered 421, so a web
-    /// page that rebinds its name to this machine reaches nothing.
+    /// `<root>/modhost.toml`), normalised (lower case, no IPv6 brackets). Any other `Host` is answered
+    /// 421, so a web page that rebinds its name to this machine reaches nothing.
     pub allowed_hosts: Vec<String>,
 }
 
