@@ -38,6 +38,10 @@ pub struct Config {
     /// The limits of the mods the player set apart (`[mods.<id>]` in `<root>/modhost.toml`), checked
     /// and applied over [`Config::limits`] when the file was taken.
     pub per_mod: BTreeMap<String, Limits>,
+    /// Host names served besides loopback ones and `localhost` (`[http] allowed_hosts` in
+    /// `<root>/modhost.toml`), normalised (lower case, no IPv6 brackets). Any other `Host` is answered
+    /// 421, so a web page that rebinds its name to this machine reaches nothing.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// Limits the player sets in `<root>/modhost.toml`: `[limits]` for every mod, `[mods.<id>]` for one.
@@ -85,6 +89,24 @@ pub struct PlayerFile {
     /// For one mod each, by id.
     #[serde(default)]
     pub mods: BTreeMap<modhost_mods::ModId, LimitOverrides>,
+    /// The HTTP front.
+    #[serde(default)]
+    pub http: HttpOverrides,
+}
+
+/// `[http]` in `modhost.toml`: what the HTTP front serves. Read at start (a restart applies it).
+///
+/// ```toml
+/// [http]
+/// allowed_hosts = ["gamebox.lan", "192.168.1.5"]
+/// ```
+#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpOverrides {
+    /// Names (or IP addresses) a request's `Host` may carry besides loopback ones and `localhost`,
+    /// with any port: for a server the player reaches under another name.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
 }
 
 /// A limit in `modhost.toml` out of its range.
@@ -113,6 +135,9 @@ pub enum PlayerFileError {
         /// The key.
         key: &'static str,
     },
+    /// An `[http] allowed_hosts` entry that is not a host.
+    #[error("[http] allowed_hosts: `{0}` is not a host name or IP address (write it without port or path)")]
+    Host(String),
     /// A limit out of its range, in table `[limits]` or `[mods.<id>]`.
     #[error("[{table}] {error}")]
     Limit {
@@ -318,6 +343,7 @@ impl Config {
             limits: Limits::default(),
             http: HttpDeadlines::default(),
             per_mod: BTreeMap::new(),
+            allowed_hosts: Vec::new(),
         }
     }
 
@@ -332,6 +358,12 @@ impl Config {
             let limits = overrides.apply(&self.limits, &self.limits).map_err(table(format!("mods.{id}")))?;
             self.per_mod.insert(id.to_string(), limits);
         }
+        for name in &file.http.allowed_hosts {
+            let host = host_name(name).ok_or_else(|| PlayerFileError::Host(name.chars().take(256).collect()))?;
+            if !self.allowed_hosts.contains(&host) {
+                self.allowed_hosts.push(host);
+            }
+        }
         Ok(())
     }
 
@@ -339,6 +371,21 @@ impl Config {
     pub fn limits_for(&self, id: &str) -> Limits {
         self.per_mod.get(id).unwrap_or(&self.limits).clone()
     }
+}
+
+/// A host as requests are compared by it: lower case, without IPv6 brackets or a trailing dot
+/// (`localhost.` is `localhost`).
+pub(crate) fn normalise_host(host: &str) -> String {
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+}
+
+/// A player's `allowed_hosts` entry, normalised; `None` unless it is a bare host (no port, user or
+/// path): what a request's `Host` could carry.
+pub(crate) fn host_name(name: &str) -> Option<String> {
+    let authority = name.parse::<hyper::http::uri::Authority>().ok()?;
+    let host = normalise_host(authority.host());
+    (authority.as_str() == authority.host() && !host.is_empty()).then_some(host)
 }
 
 #[cfg(test)]
@@ -361,6 +408,22 @@ mod tests {
     }
 
     #[test]
+    fn allowed_hosts_are_bare_hosts_normalised() {
+        for (name, host) in
+            [("Game.LAN", "game.lan"), ("192.168.1.5", "192.168.1.5"), ("[FD00::1]", "fd00::1"), ("box.", "box")]
+        {
+            assert_eq!(host_name(name).as_deref(), Some(host), "{name}");
+        }
+        for bad in ["", "game.lan:6969", "u@game.lan", "game.lan/x", "[]", "a b", "[::1]:80"] {
+            assert_eq!(host_name(bad), None, "{bad:?}");
+        }
+        let file = PlayerFile::parse("[http]\nallowed_hosts = [\"Game.lan\", \"game.LAN\"]").unwrap();
+        let mut config = Config::new("r");
+        config.apply_player_file(&file).unwrap();
+        assert_eq!(config.allowed_hosts, ["game.lan"]);
+    }
+
+    #[test]
     fn a_bad_file_says_what_and_where() {
         assert!(PlayerFile::parse("[limits]\nmemory_mb = 3").unwrap_err().to_string().contains("memory_mb"));
         let mut config = Config::new("r");
@@ -369,6 +432,8 @@ mod tests {
         assert!(e.contains("[mods.x]") && e.contains("--mod-memory-mib"), "{e}");
         let e = PlayerFile::parse("[mods.\"Not/A-Mod\"]\nmemory_mib = 3").unwrap_err().to_string();
         assert!(e.contains("is not a mod id"), "{e}");
+        let port = PlayerFile::parse("[http]\nallowed_hosts = [\"game.lan:6969\"]").unwrap();
+        assert!(config.apply_player_file(&port).unwrap_err().to_string().contains("game.lan:6969"));
         let zero = PlayerFile::parse("[limits]\ncall_timeout_ms = 0").unwrap();
         assert!(config.apply_player_file(&zero).unwrap_err().to_string().contains("call_timeout_ms"));
     }

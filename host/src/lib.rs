@@ -15,6 +15,7 @@
 //! - `generation`: one set of mods in load order, the db their inits built, their routes.
 //! - `builtin`: the mods embedded in the binary.
 //! - [`server`]: boot (root, store, listener, first generation) and [`Server::run`].
+//! - `nofile`: the open-file limit, raised to the hard one at start, and the connection cap from it.
 //! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
@@ -40,6 +41,7 @@ mod config;
 mod front;
 mod generation;
 mod metrics;
+mod nofile;
 mod perf;
 mod sandbox;
 pub mod scaffold;

@@ -30,6 +30,8 @@ pub struct Server {
     /// `--watch`: reloads on changes while the server runs.
     watch: Option<crate::watch::Watch>,
     boot_time: Duration,
+    /// Connections open at once, from the open-file limit (`nofile.rs`).
+    max_connections: usize,
 }
 
 impl Server {
@@ -48,11 +50,21 @@ impl Server {
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
         let store = Arc::new(Store::open(&store_dir, config.store_durable)?);
+        // Every connection is a descriptor: the soft limit (often 1024) is raised to the hard one, and the
+        // front's cap leaves room under it for the store, the mods and the logs (`nofile.rs`).
+        let max_connections = match crate::nofile::raise() {
+            Some(limit) => {
+                let cap = crate::nofile::connection_cap(limit.now);
+                tracing::info!("open files: soft limit {} (was {}); connections capped at {cap}", limit.now, limit.was);
+                cap
+            }
+            None => crate::nofile::MAX_CONNECTIONS,
+        };
         // Listen before the mods load: a client that connects during boot waits, and is never refused.
         let listener =
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
         tracing::info!("listening on {}", listener.local_addr()?);
-        let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait);
+        let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait, max_connections);
         let runtime = Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")))?);
 
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
@@ -69,7 +81,7 @@ impl Server {
             true => Some(crate::watch::start(app.clone()).context("starting --watch")?),
             false => None,
         };
-        Ok(Server { app, listener, early, report, watch, boot_time: started.elapsed() })
+        Ok(Server { app, listener, early, report, watch, boot_time: started.elapsed(), max_connections })
     }
 
     /// The address the server listens on (the real port when the config asked for port 0).
@@ -110,7 +122,7 @@ impl Server {
             })
         });
         let hangup = reload_on_hangup(self.app.clone());
-        let served = crate::front::serve(self.listener, self.early, self.app, shutdown).await;
+        let served = crate::front::serve(self.listener, self.early, self.app, self.max_connections, shutdown).await;
         // Both hold the app: stopped and awaited, so the store's lock is free when `run` returns.
         if let Some(watch) = self.watch {
             watch.stop().await;

@@ -4,7 +4,9 @@
 //!
 //! What a reader must not break: an answer's body is a list of parts (literal bytes and db nodes),
 //! never concatenated; its size is checked after each part, because a few bytes of references can
-//! splice in gigabytes of db text; a 1xx status or a framing header from a mod is the mod's error.
+//! splice in gigabytes of db text; a 1xx status, a framing header, or more headers than the caps
+//! ([`MAX_ANSWER_HEADERS`], [`MAX_ANSWER_HEADER_BYTES`]) from a mod is the mod's error; a mod's text
+//! reaches the log cut and escaped ([`quoted`]).
 
 use crate::app::App;
 use crate::body_cache::Part;
@@ -95,6 +97,24 @@ pub(super) fn mod_failed(id: &str, error: &CallError) -> Answer {
 }
 
 /// Builds the answer from a mod's response: checks its status and headers, splices db references.
+/// The most headers a mod's answer may carry; more is the mod's error (500 naming it). A client
+/// parses heads with limits of its own (hyper's client: 100 headers), so more would not reach it.
+const MAX_ANSWER_HEADERS: usize = 100;
+/// The most bytes a mod's answer headers may take (names, values and separators), as for a request.
+const MAX_ANSWER_HEADER_BYTES: usize = 64 << 10;
+/// The longest piece of a mod's text quoted in the log and in the 500 body.
+const QUOTED_MAX: usize = 64;
+
+/// A mod-supplied string fit for the log: control characters escaped, at most [`QUOTED_MAX`]
+/// characters kept, so a mod can neither flood the log nor forge its lines.
+fn quoted(text: &str) -> String {
+    let mut cut: String = text.chars().take(QUOTED_MAX).collect::<String>().escape_debug().to_string();
+    if text.chars().nth(QUOTED_MAX).is_some() {
+        cut.push('…');
+    }
+    format!("`{cut}`")
+}
+
 pub(super) fn assemble(db: &modhost_db::Db, module: &LoadedMod, response: ModResponse) -> Result<Answer, Answer> {
     let (id, limit) = (module.id(), module.limits().response_bytes);
     let bad = |reason: String| {
@@ -106,15 +126,25 @@ pub(super) fn assemble(db: &modhost_db::Db, module: &LoadedMod, response: ModRes
         .ok()
         .filter(|s| !s.is_informational())
         .ok_or_else(|| bad(format!("status {} is not a final HTTP status (200-999)", response.status)))?;
-    let mut headers = Vec::with_capacity(response.headers.len());
+    // Capped before any is converted: `http`'s header map panics past 32 768 entries ("size overflows
+    // MAX_SIZE"), which killed the connection task and left the client with nothing.
+    let count = response.headers.len();
+    if count > MAX_ANSWER_HEADERS {
+        return Err(bad(format!("{count} headers; the limit is {MAX_ANSWER_HEADERS}")));
+    }
+    let bytes = response.headers.iter().fold(0usize, |sum, (n, v)| sum.saturating_add(n.len() + v.len() + 4));
+    if bytes > MAX_ANSWER_HEADER_BYTES {
+        return Err(bad(format!("{bytes} bytes of headers; the limit is {MAX_ANSWER_HEADER_BYTES}")));
+    }
+    let mut headers = Vec::with_capacity(count);
     for (name, value) in response.headers {
-        let name =
-            HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad(format!("`{name}` is not a header name")))?;
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| bad(format!("{} is not a header name", quoted(&name))))?;
         if matches!(name, header::CONTENT_LENGTH | header::TRANSFER_ENCODING | header::CONNECTION) {
             return Err(bad(format!("the host owns the `{name}` header")));
         }
-        let value =
-            HeaderValue::from_str(&value).map_err(|_| bad(format!("the value of `{name}` is not a header value")))?;
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| bad(format!("the value of {} is not a header value", quoted(name.as_str()))))?;
         headers.push((name, value));
     }
 
@@ -167,4 +197,17 @@ pub(super) async fn finish(app: &App, answer: Answer, identity: bool) -> Respons
         map.append(name, value);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mods_text_reaches_the_log_cut_and_escaped() {
+        assert_eq!(quoted("x-ok"), "`x-ok`");
+        assert_eq!(quoted("a\nINFO forged line"), "`a\\nINFO forged line`");
+        let long = quoted(&"n".repeat(100_000));
+        assert!(long.len() < 80 && long.ends_with("…`"), "{long}");
+    }
 }

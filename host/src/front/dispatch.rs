@@ -1,4 +1,5 @@
-//! Steps 5, 7 and 8 of a request's path, and the order of all of them: [`respond`] sends `/metrics` and
+//! Steps 5, 7 and 8 of a request's path, and the order of all of them: [`respond`] refuses a `Host`
+//! that does not name this machine (`host.rs`), then sends `/metrics` and
 //! `/modhost/…` to the host's own answers and everything else to the mod that owns the route, with the
 //! request checked and its body read (`request.rs`), under its session's lock; then it counts the
 //! request in `/metrics` and `--perf`.
@@ -33,13 +34,23 @@ pub(super) async fn respond(
     let mut trace = app.perf.as_ref().map(|_| Trace::default());
     let mut served = Served::default();
     let path = request.uri().path();
-    let (answer, identity) = match host_path(path) {
-        Some(HostPath::Metrics) => {
+    // Before anything reads the request, the host's own pages included: a Host that does not name
+    // this machine is a page rebinding its name to us (`host.rs`).
+    let misdirected = super::host::check(
+        request.version(),
+        request.uri(),
+        request.headers(),
+        &app.config.allowed_hosts,
+        app.config.addr,
+    );
+    let (answer, identity) = match (misdirected, host_path(path)) {
+        (Err(answer), _) => (answer, true),
+        (Ok(()), Some(HostPath::Metrics)) => {
             served.route = Some(METRICS.to_owned());
             (metrics(app), true)
         }
-        Some(HostPath::Pages) => (host_page(app, &request, &mut served).await, true),
-        None => {
+        (Ok(()), Some(HostPath::Pages)) => (host_page(app, &request, &mut served).await, true),
+        (Ok(()), None) => {
             let identity = wire::wants_identity(request::header_str(&request, header::ACCEPT_ENCODING));
             match call_mod(app, request, &mut served, trace.as_mut()).await {
                 Ok(answer) | Err(answer) => (answer, identity),
@@ -131,8 +142,9 @@ async fn call_mod(
     served.route = Some(route.clone());
     lap(&mut trace, &mut clock, Phase::Route);
 
-    // `permits` is this body's share of the server-wide budget: held until the mod call has returned.
-    let (parts, request::Body { bytes: body, permits }) = request::read(app, request).await?;
+    // `permit` is this body's share of the server-wide budget (its inflated size): held through the
+    // lock wait and until the mod call has returned, because the body is held that long.
+    let (parts, request::Body { bytes: body, permit }) = request::read(app, request).await?;
 
     lap(&mut trace, &mut clock, Phase::Inflate);
 
@@ -160,7 +172,7 @@ async fn call_mod(
     served.module = Some(module.id().to_owned());
     let result = module.handle(mod_request, trace.as_deref_mut()).await;
     drop(guard);
-    drop(permits);
+    drop(permit);
     if let Some(start) = clock.as_mut() {
         *start = Instant::now();
     }

@@ -5,7 +5,10 @@
 //! - **Head**: from a request's first byte, `head` (3 s) to finish its head. Past it the client gets a
 //!   best-effort `408` and the connection closes.
 //! - **Write stall**: an answer must make progress: if the client reads nothing for `write_stall`, the
-//!   connection closes. A slow reader that keeps reading is never cut off, however long the answer.
+//!   connection closes. A slow reader that keeps reading is never cut off, however long the answer:
+//!   progress is our writes, or the kernel's send queue shrinking between them (the kernel wakes a
+//!   blocked writer only when half its buffer has drained), and the idle deadline does not run while
+//!   an answer's write is blocked.
 //!
 //! The phase (idle / in a head / busy) is set by the reads seen here and by the request handler
 //! ([`ConnPhase::busy`], [`ConnPhase::idle`]); the body deadline is the handler's (it answers 408 itself).
@@ -128,6 +131,11 @@ pub(super) struct Guarded {
     /// When an answer last made progress: an answer still being written (to a slow reader) is not
     /// idleness, so the idle clock starts again from it.
     last_write: Option<Instant>,
+    /// While a write waits: the bytes the kernel still held for the client when the stall timer was
+    /// last looked at ([`unsent_bytes`]). The kernel wakes a blocked writer only once half its send
+    /// buffer (MiBs, autotuned) has drained, which a client reading 128 KiB/s takes longer than
+    /// `write_stall` to do: the queue shrinking is the progress that counts.
+    unsent: Option<u32>,
 }
 
 impl Guarded {
@@ -143,6 +151,7 @@ impl Guarded {
             write_timer: Box::pin(tokio::time::sleep_until(far)),
             write_armed: false,
             last_write: None,
+            unsent: None,
         }
     }
 
@@ -186,6 +195,15 @@ impl AsyncRead for Guarded {
         }
         let timer = &mut this.read_timer;
         if timer.as_mut().poll(cx).is_ready() {
+            // An answer still blocked in a write is not idleness: the handler returned, but the client
+            // is still being sent its answer; the write-stall deadline watches that. (Without this, a
+            // reader slower than the kernel's buffers was cut off at the last write + idle.)
+            if phase == IDLE && this.write_armed {
+                timer.as_mut().reset(Instant::now() + limit);
+                if timer.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
             if phase == IDLE
                 && let Some(written) = this.last_write
                 && written + limit > Instant::now()
@@ -214,6 +232,7 @@ impl Guarded {
         match attempt {
             Poll::Ready(result) => {
                 self.write_armed = false;
+                self.unsent = None;
                 self.last_write = Some(Instant::now());
                 Poll::Ready(result)
             }
@@ -222,11 +241,41 @@ impl Guarded {
                 if !self.write_armed {
                     self.write_timer.as_mut().reset(Instant::now() + stall);
                     self.write_armed = true;
+                    self.unsent = unsent_bytes(&self.stream);
                 }
-                ready!(self.write_timer.as_mut().poll(cx));
-                Poll::Ready(Err(Guarded::expired("write")))
+                loop {
+                    ready!(self.write_timer.as_mut().poll(cx));
+                    // The client read some of what the kernel held since the last look: progress.
+                    let now = unsent_bytes(&self.stream);
+                    match (self.unsent, now) {
+                        (Some(before), Some(now)) if now < before => {
+                            self.unsent = Some(now);
+                            self.write_timer.as_mut().reset(Instant::now() + stall);
+                        }
+                        _ => return Poll::Ready(Err(Guarded::expired("write"))),
+                    }
+                }
             }
         }
+    }
+}
+
+/// Bytes the kernel holds for the client (sent but not acknowledged, or not sent yet): `SIOCOUTQ`.
+/// `None` where it cannot be read; the write-stall deadline then counts only our own writes.
+fn unsent_bytes(stream: &TcpStream) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let mut unsent: libc::c_int = 0;
+        // SAFETY: TIOCOUTQ (SIOCOUTQ for a socket) writes one `int` through the pointer, which points
+        // at one; the descriptor is the stream's own and open while it is borrowed.
+        let done = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCOUTQ, &mut unsent) };
+        (done == 0).then(|| u32::try_from(unsent).ok()).flatten()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = stream;
+        None
     }
 }
 

@@ -21,8 +21,6 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-/// Connections open at once; the next one is closed as soon as it is accepted.
-const MAX_CONNECTIONS: usize = 1024;
 /// Time open requests get to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Requests one connection may carry; the last is answered `Connection: close`.
@@ -40,11 +38,12 @@ pub(crate) struct EarlyAccept {
 }
 
 impl EarlyAccept {
-    pub(crate) fn start(listener: Arc<TcpListener>, wait: Duration) -> EarlyAccept {
+    /// Accepts on `listener` until [`serve`] takes over, holding at most `max_connections`.
+    pub(crate) fn start(listener: Arc<TcpListener>, wait: Duration, max_connections: usize) -> EarlyAccept {
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready, ready_rx) = tokio::sync::watch::channel(false);
-        let (hand, handed) = tokio::sync::mpsc::channel(MAX_CONNECTIONS);
-        let pending = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let (hand, handed) = tokio::sync::mpsc::channel(max_connections);
+        let pending = Arc::new(Semaphore::new(max_connections));
         let task = tokio::spawn(async move {
             loop {
                 let stream = tokio::select! {
@@ -102,29 +101,39 @@ impl Drop for EarlyAccept {
 }
 
 /// Accepts and serves connections until `shutdown` resolves, starting with those that arrived while
-/// the mods were loading.
+/// the mods were loading; at most `max_connections` are open at once, the next is closed at once.
 pub(crate) async fn serve(
     listener: Arc<TcpListener>,
     early: EarlyAccept,
     app: Arc<App>,
+    max_connections: usize,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut handed = early.finish().await;
     let mut http = http1::Builder::new();
     let deadlines = app.config.http;
     // hyper's own header timeout (which runs from the start of the wait, idle time included) stays on
-    // as a backstop behind `Guarded`'s idle and head deadlines.
+    // as a backstop behind `Guarded`'s idle and head deadlines. It was suspected of issue 17's
+    // truncated slow reader (cut at idle + head, 8 s) and is not the cause: with it on and `Guarded`
+    // fixed the reader gets every byte (hyper starts it only once the answer is written); the cause
+    // was `Guarded`'s idle deadline running from the last write while the next one was blocked.
     http.timer(TokioTimer::new())
         .header_read_timeout(deadlines.idle + deadlines.head)
         .keep_alive(true)
         .max_buf_size(64 << 10);
     let guard =
         super::guard::Deadlines { idle: deadlines.idle, head: deadlines.head, write_stall: deadlines.write_stall };
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let http = Arc::new(http);
+    let connections = Arc::new(Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
+    // Tells the connections still waiting for their first byte (not yet hyper's, so not watched by
+    // `graceful`) that the server is stopping.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
     // its `App`: the store's lock is released when `run` returns, and a restart can take it at once.
     let mut tasks = tokio::task::JoinSet::new();
+    // Memory the connections of a burst freed goes back to the OS once the burst has ended.
+    let reclaim = super::reclaim::watch(connections.clone(), max_connections);
     tokio::pin!(shutdown);
 
     loop {
@@ -146,27 +155,42 @@ pub(crate) async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        // Requests served on this connection: the last one allowed says `Connection: close`.
-        let served = Arc::new(AtomicU32::new(0));
-        let phase = Arc::new(super::guard::ConnPhase::new(app.perf.clone()));
-        let stream = super::guard::Guarded::new(stream, phase.clone(), guard);
-        let service = service_fn(move |request| {
-            let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
-            async move {
-                let head = phase.busy();
-                let (mut response, route) = super::dispatch::respond(&app, request, head).await;
-                phase.answered(&route);
-                phase.idle();
-                if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
-                    // hyper closes after writing an answer that says so: the header never lies.
-                    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-                }
-                Ok::<_, Infallible>(response)
-            }
-        });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let (app, http, watcher, mut stopping) = (app.clone(), http.clone(), graceful.watcher(), stopping.clone());
         tasks.spawn(async move {
+            // hyper is handed the connection at its first byte, not before: hyper's connection holds
+            // two 8 KiB buffers from its first poll (its head write buffer at once, its read buffer
+            // on the first read), which a connection that sends nothing would keep for the idle
+            // deadline. The wait is the idle deadline itself, and ends with shutdown. `peek`, not
+            // `readable`: readiness reported a fresh socket readable at once (measured with strace:
+            // hyper's 8 KiB read came back EAGAIN), a peek waits for a byte or the end.
+            let mut first = [0u8; 1];
+            tokio::select! {
+                peeked = tokio::time::timeout(guard.idle, stream.peek(&mut first)) => {
+                    if !matches!(peeked, Ok(Ok(1..))) {
+                        return;
+                    }
+                }
+                _ = stopping.changed() => return,
+            }
+            // Requests served on this connection: the last one allowed says `Connection: close`.
+            let served = Arc::new(AtomicU32::new(0));
+            let phase = Arc::new(super::guard::ConnPhase::new(app.perf.clone()));
+            let stream = super::guard::Guarded::new(stream, phase.clone(), guard);
+            let service = service_fn(move |request| {
+                let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
+                async move {
+                    let head = phase.busy();
+                    let (mut response, route) = super::dispatch::respond(&app, request, head).await;
+                    phase.answered(&route);
+                    phase.idle();
+                    if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
+                        // hyper closes after writing an answer that says so: the header never lies.
+                        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    }
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let connection = watcher.watch(http.serve_connection(TokioIo::new(stream), service));
             if let Err(e) = connection.await {
                 tracing::debug!("connection ended: {e}");
             }
@@ -177,6 +201,8 @@ pub(crate) async fn serve(
     }
 
     drop(listener);
+    reclaim.abort();
+    let _ = stop.send(true);
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(DRAIN_TIMEOUT) => {

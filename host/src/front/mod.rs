@@ -2,9 +2,13 @@
 //!
 //! 0. **Boot** (`listen.rs`): the listener is bound before the mods load; a connection that arrives
 //!    meanwhile waits (30 s by default) and is then served, or answered 503 with `Retry-After`.
-//! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open, tracked so shutdown
-//!    drains them; the 512th request on a connection is answered `Connection: close`.
+//! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open (fewer under a low
+//!    open-file limit, `crate::nofile`), handed to hyper at its first byte, tracked so shutdown
+//!    drains them; the 512th request on a connection is answered `Connection: close`; the heap a burst
+//!    of connections freed is given back to the OS when it ends (`reclaim.rs`).
 //! 2. **Deadlines** (`guard.rs`): idle, head and write-stall deadlines hyper lacks, on the socket.
+//!    **Host** (`host.rs`): a `Host` that names neither this machine nor a name the player allowed →
+//!    421 (DNS rebinding); none or two on HTTP/1.1 → 400. Checked before everything below.
 //! 3. **Head size** (`request.rs`): over 64 KiB of headers → 431 and close.
 //! 4. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
 //! 5. **Route** (`dispatch.rs`): everything but the host's own paths goes to the route table
@@ -27,7 +31,9 @@ mod answer;
 mod compress;
 mod dispatch;
 mod guard;
+mod host;
 mod listen;
+mod reclaim;
 mod request;
 mod session;
 

@@ -4,17 +4,23 @@
 //! budget of bytes held, then inflated when it looks like zlib (400 when it looks like zlib and is
 //! not; bounded: a bomb is refused with 413 after at most the cap).
 //!
+//! What a reader must not break: the budget is charged for what a body holds *inflated* (buffer
+//! capacity, before the memory is filled), as one permit per request however many frames it came in;
+//! a request that cannot get its share within the body deadline is answered 503 naming the budget.
+//!
 //! Framing is hyper's: a request with both `Content-Length` and `Transfer-Encoding` is read as chunked
 //! and its connection closed after the answer (RFC 9112 §6.3).
 
 use super::answer::Answer;
 use crate::app::App;
+use bytes::BytesMut;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Request, StatusCode};
 use modhost_wire as wire;
-use tokio::sync::OwnedSemaphorePermit;
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The most header bytes a request may carry (names, values and separators); more is 431. hyper's
 /// read buffer is capped at the same size, so a larger head never sits in memory for long.
@@ -22,12 +28,21 @@ const MAX_HEADER_BYTES: usize = 64 << 10;
 /// Request body bytes held in memory at once across all connections.
 pub(crate) const REQUEST_BYTES_BUDGET: usize = 64 << 20;
 
-/// A request's body, inflated, and its share of the server-wide budget: the permits go back when the
-/// body is dropped, after the mod call that reads it.
+/// A request's body, inflated, and its share of the server-wide budget: one permit for every byte
+/// of memory the body holds (its inflated buffer's capacity), given back when the body is dropped,
+/// after the mod call that reads it.
+///
+/// What is held while the request waits for its session's lock: the inflated body, charged. So a
+/// thousand requests queued on one session hold at most the budget between them; the rest wait for
+/// budget and are answered 503 naming it.
 pub(super) struct Body {
     pub(super) bytes: Vec<u8>,
-    pub(super) permits: Vec<OwnedSemaphorePermit>,
+    pub(super) permit: Option<OwnedSemaphorePermit>,
 }
+
+/// The most a deflate stream inflates to per byte (a 258-byte match in about 2 bits, RFC 1951): an
+/// upper bound on a zlib body's inflated size, charged before inflating and trimmed after.
+const DEFLATE_MAX_RATIO: usize = 1032;
 
 /// A header's value, when it is visible ASCII.
 pub(super) fn header_str(request: &Request<Incoming>, name: impl header::AsHeaderName) -> Option<&str> {
@@ -60,46 +75,190 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
     }
     let (parts, body) = request.into_parts();
     let body_deadline = app.config.http.body;
-    // Every body byte held in memory takes a permit from the server-wide budget (64 MiB), waiting for
-    // one when many uploads arrive at once; the body deadline bounds the wait. Released with [`Body`].
-    let mut held = Vec::new();
-    let collect = async {
-        let mut body = std::pin::pin!(Limited::new(body, limit));
-        let mut raw = bytes::BytesMut::new();
-        while let Some(frame) = body.as_mut().frame().await {
-            let frame = frame?;
-            if let Some(data) = frame.data_ref() {
-                let permits = u32::try_from(data.len()).unwrap_or(u32::MAX);
-                if permits > 0 {
-                    held.push(app.body_budget.clone().acquire_many_owned(permits).await?);
-                }
-                raw.extend_from_slice(data);
-            }
+    let deadline = tokio::time::Instant::now() + body_deadline;
+    let budget = Budget { semaphore: &app.body_budget, deadline };
+    let raw = match tokio::time::timeout_at(deadline, collect(body, limit, &budget)).await {
+        Ok(Ok(raw)) => raw,
+        Ok(Err(CollectError::Budget)) => return Err(budget.exhausted()),
+        Ok(Err(CollectError::TooLarge)) => return Err(too_large()),
+        Ok(Err(CollectError::Read(e))) => {
+            return Err(Answer::error(
+                StatusCode::BAD_REQUEST,
+                &format!("the request body could not be read: {e}"),
+                &[],
+            ));
         }
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(raw.freeze())
+        Err(_) => {
+            let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());
+            let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
+            answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+            return Err(answer);
+        }
     };
-    let collected = tokio::time::timeout(body_deadline, collect).await.map_err(|_| {
-        let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());
-        let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        answer
-    })?;
-    let raw = collected.map_err(|e| {
-        if e.is::<http_body_util::LengthLimitError>() {
-            too_large()
-        } else {
-            Answer::error(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}"), &[])
-        }
-    })?;
-    let bytes = match wire::inflate_body(&raw, limit) {
+    if !wire::looks_like_zlib(&raw.bytes) {
+        return Ok((parts, Body { bytes: raw.bytes.into(), permit: raw.permit }));
+    }
+    // The inflated body is charged before it exists: its bound first (waiting for budget like the raw
+    // bytes did), then trimmed to what it turned out to take. The raw bytes go back once inflated.
+    let bound = raw.bytes.len().saturating_mul(DEFLATE_MAX_RATIO).min(limit.saturating_add(1));
+    let mut permit = budget.take(bound).await.ok_or_else(|| budget.exhausted())?;
+    let inflated = match wire::inflate_body(&raw.bytes, limit) {
         Ok(Some(inflated)) => inflated,
-        Ok(None) => raw.to_vec(),
+        Ok(None) => raw.bytes.to_vec(),
         Err(e @ wire::InflateError::TooLarge { .. }) => {
             return Err(Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &e.to_string(), &[]));
         }
         Err(e) => {
-            return Err(Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[("bytes", &raw.len().to_string())]));
+            let raw_len = raw.bytes.len().to_string();
+            return Err(Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[("bytes", &raw_len)]));
         }
     };
-    Ok((parts, Body { bytes, permits: held }))
+    drop(raw);
+    let excess = permit.as_ref().map_or(0, OwnedSemaphorePermit::num_permits).saturating_sub(inflated.capacity());
+    if let Some(permit) = permit.as_mut() {
+        drop(permit.split(excess));
+    }
+    Ok((parts, Body { bytes: inflated, permit }))
+}
+
+/// The server-wide budget of body bytes, and how long this request may wait for its share.
+struct Budget<'a> {
+    semaphore: &'a Arc<Semaphore>,
+    deadline: tokio::time::Instant,
+}
+
+impl Budget<'_> {
+    /// `bytes` of budget, waiting for them until the deadline; `None` when they did not free up in
+    /// time. No permit for no bytes.
+    async fn take(&self, bytes: usize) -> Option<Option<OwnedSemaphorePermit>> {
+        if bytes == 0 {
+            return Some(None);
+        }
+        // More than the whole budget can never be granted: refused at once rather than at the deadline.
+        let n = u32::try_from(bytes).ok().filter(|&n| n as usize <= REQUEST_BYTES_BUDGET)?;
+        let wait = self.semaphore.clone().acquire_many_owned(n);
+        match tokio::time::timeout_at(self.deadline, wait).await {
+            Ok(Ok(permit)) => Some(Some(permit)),
+            _ => None,
+        }
+    }
+
+    /// Adds `bytes` to `held` (one permit, merged, however many frames a body comes in).
+    async fn add(&self, held: &mut Option<OwnedSemaphorePermit>, bytes: usize) -> Result<(), CollectError> {
+        let more = self.take(bytes).await.ok_or(CollectError::Budget)?;
+        match (held.as_mut(), more) {
+            (Some(held), Some(more)) => held.merge(more),
+            (None, more) => *held = more,
+            (Some(_), None) => {}
+        }
+        Ok(())
+    }
+
+    fn exhausted(&self) -> Answer {
+        let sentence = format!(
+            "the server's budget for request bodies ({} MiB, shared by every request) is in use; retry",
+            REQUEST_BYTES_BUDGET >> 20
+        );
+        let mut answer = Answer::error(StatusCode::SERVICE_UNAVAILABLE, &sentence, &[]);
+        answer.headers.push((header::RETRY_AFTER, HeaderValue::from_static("1")));
+        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+        answer
+    }
+}
+
+/// A body as it arrived, and its charge: its buffer's capacity.
+struct Raw {
+    bytes: BytesMut,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+enum CollectError {
+    Budget,
+    TooLarge,
+    Read(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Collects `body` (at most `limit` bytes) into one buffer, charging the budget for the buffer's
+/// capacity as it grows, before the bytes are copied in. Not sized by `Content-Length` up front: a
+/// client that declares 16 MiB and sends a byte would hold 16 MiB of the budget for the body deadline.
+async fn collect<B>(body: B, limit: usize, budget: &Budget<'_>) -> Result<Raw, CollectError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut raw = Raw { bytes: BytesMut::new(), permit: None };
+    let mut charged = 0;
+    while let Some(frame) = body.as_mut().frame().await {
+        let frame = frame.map_err(|e| match e.downcast::<http_body_util::LengthLimitError>() {
+            Ok(_) => CollectError::TooLarge,
+            Err(e) => CollectError::Read(e),
+        })?;
+        let Some(data) = frame.data_ref() else { continue };
+        raw.bytes.reserve(data.len());
+        let capacity = raw.bytes.capacity();
+        if capacity > charged {
+            budget.add(&mut raw.permit, capacity - charged).await?;
+            charged = capacity;
+        }
+        raw.bytes.extend_from_slice(data);
+    }
+    Ok(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use hyper::body::Frame;
+    use std::convert::Infallible;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+
+    /// A body that arrives one byte per frame, as a client's 1-byte chunks do.
+    struct Trickle(usize);
+
+    impl hyper::body::Body for Trickle {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            if self.0 == 0 {
+                return Poll::Ready(None);
+            }
+            self.0 -= 1;
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"x")))))
+        }
+    }
+
+    fn budget(semaphore: &Arc<Semaphore>, wait: Duration) -> Budget<'_> {
+        Budget { semaphore, deadline: tokio::time::Instant::now() + wait }
+    }
+
+    #[tokio::test]
+    async fn a_body_in_one_byte_frames_holds_one_permit_for_its_buffer() {
+        let semaphore = Arc::new(Semaphore::new(REQUEST_BYTES_BUDGET));
+        let Ok(raw) = collect(Trickle(100_000), 1 << 20, &budget(&semaphore, Duration::from_secs(5))).await else {
+            panic!("collecting failed")
+        };
+        assert_eq!(raw.bytes.len(), 100_000);
+        let permit = raw.permit.expect("charged");
+        assert_eq!(permit.num_permits(), raw.bytes.capacity(), "charged for the buffer it holds, in one permit");
+        assert_eq!(semaphore.available_permits(), REQUEST_BYTES_BUDGET - raw.bytes.capacity());
+        drop(permit);
+        assert_eq!(semaphore.available_permits(), REQUEST_BYTES_BUDGET);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_does_not_fit_the_budget_is_refused_at_the_deadline() {
+        let semaphore = Arc::new(Semaphore::new(REQUEST_BYTES_BUDGET));
+        let _all = semaphore.clone().acquire_many_owned(u32::try_from(REQUEST_BYTES_BUDGET).unwrap()).await.unwrap();
+        let refused = collect(Trickle(10), 1 << 20, &budget(&semaphore, Duration::from_millis(50))).await;
+        assert!(matches!(refused, Err(CollectError::Budget)));
+        // More than the whole budget is refused at once, not at the deadline.
+        let started = std::time::Instant::now();
+        assert!(budget(&semaphore, Duration::from_secs(60)).take(REQUEST_BYTES_BUDGET + 1).await.is_none());
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
 }

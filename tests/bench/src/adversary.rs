@@ -43,7 +43,7 @@ pub fn start(addr: SocketAddr, kind: &str) -> anyhow::Result<Adversaries> {
                     match kind.as_str() {
                         "idle" => tokio::time::sleep(Duration::from_secs(6)).await,
                         "slowloris" => {
-                            for b in b"GET /client/game/keepalive HTTP/1.1\r\nHost: x\r\n" {
+                            for b in b"GET /client/game/keepalive HTTP/1.1\r\nHost: 127.0.0.1\r\n" {
                                 if s.write_all(&[*b]).await.is_err() {
                                     break;
                                 }
@@ -51,7 +51,7 @@ pub fn start(addr: SocketAddr, kind: &str) -> anyhow::Result<Adversaries> {
                             }
                         }
                         "slow-readers" => {
-                            let _ = s.write_all(b"GET /client/items HTTP/1.1\r\nHost: x\r\n\r\n").await;
+                            let _ = s.write_all(b"GET /client/items HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await;
                             let mut buf = [0u8; 4096];
                             while let Ok(n) = s.read(&mut buf).await {
                                 if n == 0 {
@@ -61,7 +61,7 @@ pub fn start(addr: SocketAddr, kind: &str) -> anyhow::Result<Adversaries> {
                             }
                         }
                         _ => {
-                            let req = format!("GET /client/game/keepalive?f={i} HTTP/1.1\r\nHost: x\r\n\r\n");
+                            let req = format!("GET /client/game/keepalive?f={i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
                             for piece in req.as_bytes().chunks(16) {
                                 if s.write_all(piece).await.is_err() {
                                     break;

@@ -24,7 +24,7 @@ async fn statuses(addr: std::net::SocketAddr, bytes: &[u8]) -> Vec<u16> {
     text.match_indices("HTTP/1.").filter_map(|(i, _)| text.get(i + 9..i + 12)?.parse().ok()).collect()
 }
 
-const NEXT: &str = "GET /fx/p/next HTTP/1.1\r\nHost: x\r\n\r\n";
+const NEXT: &str = "GET /fx/p/next HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
 #[tokio::test]
 async fn content_length_edge_cases_never_let_a_request_through_the_body() {
@@ -53,7 +53,7 @@ async fn content_length_edge_cases_never_let_a_request_through_the_body() {
     ];
     let mut failures = Vec::new();
     for (headers, body, expected) in cases {
-        let mut bytes = format!("POST /fx/p/first HTTP/1.1\r\nHost: x\r\n{headers}\r\n\r\n").into_bytes();
+        let mut bytes = format!("POST /fx/p/first HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n\r\n").into_bytes();
         bytes.extend_from_slice(&body);
         bytes.extend_from_slice(NEXT.as_bytes());
         let got = statuses(server.addr, &bytes).await;
@@ -67,9 +67,9 @@ async fn content_length_edge_cases_never_let_a_request_through_the_body() {
 #[tokio::test]
 async fn headers_over_64_kib_are_431() {
     let server = fixture_server().await;
-    let small = format!("GET /fx/p/x HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "a".repeat(60_000));
+    let small = format!("GET /fx/p/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(60_000));
     assert_eq!(statuses(server.addr, small.as_bytes()).await, [200]);
-    let big = format!("GET /fx/p/x HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n{NEXT}", "a".repeat(70_000));
+    let big = format!("GET /fx/p/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}\r\n\r\n{NEXT}", "a".repeat(70_000));
     let got = statuses(server.addr, big.as_bytes()).await;
     assert_eq!(got, [431], "a too-large head is refused, and nothing behind it is read as a request");
 }
@@ -80,7 +80,7 @@ async fn pipelined_requests_are_answered_in_order() {
     let mut bytes = Vec::new();
     for i in 0..20 {
         bytes.extend_from_slice(
-            format!("GET /fx/p/{i} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n").as_bytes(),
+            format!("GET /fx/p/{i} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n").as_bytes(),
         );
     }
     let mut client = Client::connect(server.addr).await.unwrap();
@@ -112,8 +112,11 @@ async fn http10_closes_by_default_and_keep_alive_is_honoured() {
     let server = fixture_server().await;
     let got = statuses(server.addr, format!("GET /fx/p/a HTTP/1.0\r\n\r\n{NEXT}").as_bytes()).await;
     assert_eq!(got, [200], "HTTP/1.0 without keep-alive must close after one answer");
-    let got =
-        statuses(server.addr, format!("GET /fx/p/a HTTP/1.1\r\nConnection: close\r\n\r\n{NEXT}").as_bytes()).await;
+    let got = statuses(
+        server.addr,
+        format!("GET /fx/p/a HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n{NEXT}").as_bytes(),
+    )
+    .await;
     assert_eq!(got, [200]);
 }
 
@@ -177,7 +180,11 @@ async fn stalled_connections_are_closed_at_their_deadlines_and_never_hold_up_oth
     let shapes: [(&str, &[u8], bool); 3] = [
         ("silent", b"", false),
         ("half a request line", b"GET /fx/p/x HT", true),
-        ("a declared body never sent", b"POST /fx/p/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", true),
+        (
+            "a declared body never sent",
+            b"POST /fx/p/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n",
+            true,
+        ),
     ];
     let mut stalled = Vec::new();
     for (name, bytes, _) in &shapes {
@@ -218,7 +225,7 @@ async fn slowloris_gets_408_at_the_head_deadline() {
     let server = short_deadline_server().await;
     let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     // One byte every 150 ms: the head would take 5.5 s; its deadline is 1 s from the first byte.
-    for byte in b"GET /fx/p/slow HTTP/1.1\r\nHost: x\r\n\r\n".iter().take(10) {
+    for byte in b"GET /fx/p/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".iter().take(10) {
         if stream.write_all(&[*byte]).await.is_err() {
             break;
         }
@@ -232,7 +239,7 @@ async fn slowloris_gets_408_at_the_head_deadline() {
 async fn a_writer_sending_16_byte_pieces_10_ms_apart_is_answered() {
     let server = short_deadline_server().await;
     let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let request = b"POST /fx/echo HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nContent-Length: 40\r\n\r\n0123456789012345678901234567890123456789";
+    let request = b"POST /fx/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\nContent-Length: 40\r\n\r\n0123456789012345678901234567890123456789";
     for piece in request.chunks(16) {
         stream.write_all(piece).await.unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -247,7 +254,7 @@ async fn a_writer_sending_16_byte_pieces_10_ms_apart_is_answered() {
 async fn a_slow_reader_gets_every_byte_and_a_stopped_reader_is_cut_off() {
     let server = short_deadline_server().await;
     let size = 8 << 20;
-    let request = format!("GET /fx/big/{size} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n");
+    let request = format!("GET /fx/big/{size} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n");
 
     // Slow: 64 KiB every 15 ms, about 2 s in all, twice the write-stall deadline: never cut off.
     let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();

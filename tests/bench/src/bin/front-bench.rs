@@ -127,7 +127,7 @@ async fn run(addr: SocketAddr, pid: u32) -> anyhow::Result<()> {
     let mut size = 0;
     let mut raw = TcpStream::connect(addr).await?;
     for _ in 0..30 {
-        raw.write_all(b"GET /client/items HTTP/1.1\r\nHost: x\r\n\r\n").await?;
+        raw.write_all(b"GET /client/items HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await?;
         let t = Instant::now();
         let mut buf = vec![0u8; 1 << 20];
         let mut got = raw.read(&mut buf).await?;
