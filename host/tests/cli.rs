@@ -48,7 +48,7 @@ fn serve_with(root: &std::path::Path, extra: &[&str]) -> (Running, u16) {
 fn get(port: u16, path: &str) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
@@ -141,7 +141,7 @@ fn a_1_gib_zlib_bomb_is_refused_and_costs_under_16_mib() {
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         stream,
-        "POST /client/game/keepalive HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        "POST /client/game/keepalive HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
         bomb.len()
     )
     .unwrap();
