@@ -70,6 +70,12 @@ pub struct LimitOverrides {
     pub table_elements: Option<usize>,
     /// Failed calls in a row before quarantine (0: never).
     pub quarantine_after: Option<u32>,
+    /// Bytes the mod's store namespace may hold, MiB (values and pending document patches).
+    pub store_mib: Option<u64>,
+    /// Keys the mod's store namespace may hold.
+    pub store_keys: Option<u64>,
+    /// The largest `db.patch` document, MiB.
+    pub db_patch_mib: Option<usize>,
 }
 
 /// The player's `<root>/modhost.toml`.
@@ -156,6 +162,20 @@ impl LimitOverrides {
         if let Some(n) = self.quarantine_after {
             out.quarantine_after = n;
         }
+        // Sizes in MiB are checked before they are shifted: a huge value must be refused, not wrap.
+        let mib = |key: &'static str, value: u64, max_mib: u64| match value {
+            1.. if value <= max_mib => Ok(value << 20),
+            _ => Err(LimitError { key, value, range: format!("1 to {max_mib}") }),
+        };
+        if let Some(n) = self.store_mib {
+            out.store_quota.bytes = mib("store_mib", n, MAX_STORE_MIB)?;
+        }
+        if let Some(n) = self.store_keys {
+            out.store_quota.keys = positive("store_keys", n)?;
+        }
+        if let Some(n) = self.db_patch_mib {
+            out.db_patch_bytes = mib("db_patch_mib", n as u64, MAX_DB_PATCH_MIB)? as usize;
+        }
         Ok(out)
     }
 }
@@ -229,7 +249,17 @@ pub struct Limits {
     pub quarantine_after: u32,
     /// Compressed answers kept for reuse, in bytes.
     pub body_cache_bytes: usize,
+    /// What the mod's store namespace may hold (bytes of values and pending patches, keys).
+    pub store_quota: modhost_store::Quota,
+    /// The largest document one `db.patch` may carry: validating and merging cost its size, inside
+    /// one call that its deadline cannot stop.
+    pub db_patch_bytes: usize,
 }
+
+/// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
+const MAX_STORE_MIB: u64 = 1 << 20;
+/// The largest `db_patch_mib` a player may set: the db's text offsets are 32-bit.
+const MAX_DB_PATCH_MIB: u64 = 1 << 10;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -252,6 +282,10 @@ impl Default for Limits {
             enforce: true,
             quarantine_after: 5,
             body_cache_bytes: 64 << 20,
+            store_quota: modhost_store::Quota::default(),
+            // Whole tables of a generated 3000-template db are a few MiB; a mod that adds items adds
+            // far less. Checking and merging cost about a second per 100 MiB here.
+            db_patch_bytes: 16 << 20,
         }
     }
 }
@@ -291,6 +325,12 @@ impl Config {
     pub fn limits_for(&self, id: &str) -> Limits {
         self.per_mod.get(id).unwrap_or(&self.limits).clone()
     }
+
+    /// The store's quotas: `[limits]`'s for every namespace, `[mods.<id>]`'s for that mod's own.
+    pub fn store_quotas(&self) -> modhost_store::Quotas {
+        let namespaces = self.per_mod.iter().map(|(id, limits)| (id.clone(), limits.store_quota)).collect();
+        modhost_store::Quotas { default: self.limits.store_quota, namespaces }
+    }
 }
 
 #[cfg(test)]
@@ -323,5 +363,21 @@ mod tests {
         assert!(e.contains("is not a mod id"), "{e}");
         let zero = PlayerFile::parse("[limits]\ncall_timeout_ms = 0").unwrap();
         assert!(config.apply_player_file(&zero).unwrap_err().to_string().contains("call_timeout_ms"));
+    }
+
+    #[test]
+    fn store_quotas_are_set_for_every_namespace_and_per_mod_and_huge_ones_are_refused_not_wrapped() {
+        let file =
+            PlayerFile::parse("[limits]\nstore_mib = 10\n[mods.big]\nstore_mib = 1000\nstore_keys = 7\n").unwrap();
+        let mut config = Config::new("r");
+        config.apply_player_file(&file).unwrap();
+        let quotas = config.store_quotas();
+        assert_eq!(quotas.default, modhost_store::Quota { bytes: 10 << 20, keys: modhost_store::DEFAULT_QUOTA_KEYS });
+        assert_eq!(quotas.namespaces["big"], modhost_store::Quota { bytes: 1000 << 20, keys: 7 });
+        for bad in ["store_mib = 0", "store_mib = 18446744073709551615", "store_keys = 0", "db_patch_mib = 100000"] {
+            let file = PlayerFile::parse(&format!("[limits]\n{bad}")).unwrap();
+            let e = Config::new("r").apply_player_file(&file).unwrap_err().to_string();
+            assert!(e.contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
+        }
     }
 }

@@ -48,6 +48,7 @@ impl Server {
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
         let store = Arc::new(Store::open(&store_dir, config.store_durable)?);
+        store.set_quotas(config.store_quotas());
         // Listen before the mods load: a client that connects during boot waits, and is never refused.
         let listener =
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);

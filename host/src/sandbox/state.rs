@@ -34,12 +34,23 @@ pub struct ModContext {
     pub denials: AtomicU64,
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
+    /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
+    /// loaded ([`super::Runtime::load`]).
+    pub db_patch_bytes: AtomicUsize,
 }
 
 impl ModContext {
     /// A context with no denials or memory seen yet.
     pub fn new(id: &str, db: Arc<Db>, store: Arc<Store>, grants: Grants) -> ModContext {
-        ModContext { id: id.into(), db, store, grants, denials: AtomicU64::new(0), peak_memory: AtomicUsize::new(0) }
+        ModContext {
+            id: id.into(),
+            db,
+            store,
+            grants,
+            denials: AtomicU64::new(0),
+            peak_memory: AtomicUsize::new(0),
+            db_patch_bytes: AtomicUsize::new(crate::config::Limits::default().db_patch_bytes),
+        }
     }
 
     pub(super) fn denied(&self, why: modhost_mods::Denied) -> Error {
