@@ -215,6 +215,12 @@ impl Db {
         self.snapshot().0.warm(min_bytes, MAX_DEPTH)
     }
 
+    /// Whether a patch is being computed now (a caller on an async worker would wait for it). A hint:
+    /// a moment later it may be done.
+    pub fn patching(&self) -> bool {
+        matches!(self.writer.try_lock(), Err(std::sync::TryLockError::WouldBlock))
+    }
+
     /// Makes `snapshot` the current version again: for undoing the patches of a mod whose `init` failed.
     pub fn restore(&self, snapshot: Snapshot) {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);

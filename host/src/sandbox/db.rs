@@ -54,8 +54,9 @@ impl plugin::db::Host for CallState {
 const PATCH_INLINE_MAX: usize = 256 << 10;
 
 /// `db.patch`: the path is checked first (a malformed one is `invalid`, whatever the grants), then the
-/// grant, then the size against the mod's cap. A large patch is checked and merged on the blocking pool;
-/// if the call gives up meanwhile (its deadline), the patch is abandoned and publishes nothing.
+/// grant, then the size against the mod's cap. A large patch (or any while another is being computed)
+/// is checked and merged on the blocking pool; if the call gives up meanwhile (its deadline), the patch
+/// is abandoned and publishes nothing.
 async fn patch(cx: &Arc<ModContext>, path: String, json: String) -> Result<(), Error> {
     modhost_db::parse_path(&path).map_err(db_error)?;
     cx.grants.check_db_write(&path).map_err(|why| cx.denied(why))?;
@@ -67,7 +68,8 @@ async fn patch(cx: &Arc<ModContext>, path: String, json: String) -> Result<(), E
             json.len()
         )));
     }
-    if json.len() <= PATCH_INLINE_MAX {
+    // Small patches run inline, unless a large one holds the db's writer: this one would wait for it.
+    if json.len() <= PATCH_INLINE_MAX && !cx.db.patching() {
         return cx.db.patch(&path, &json).map_err(db_error);
     }
     /// Marks the patch abandoned when the call's future is dropped before it is done.
