@@ -424,7 +424,7 @@ mod tests {
     async fn a_waiter_takes_over_when_the_leader_gives_up() {
         let cache = BodyCache::new(1 << 20);
         let key = || Key::of(&[lit("table")]);
-        let leader = cache.get_or_compress(key(), || std::future::pending::<Result<Vec<u8>, ()>>());
+        let leader = cache.get_or_compress(key(), std::future::pending::<Result<Vec<u8>, ()>>);
         // The leader is polled once (it starts compressing) and then dropped: its client left.
         assert!(tokio::time::timeout(std::time::Duration::from_millis(10), leader).await.is_err());
         assert!(cache.lock().flights.is_empty(), "a flight nobody waits for is removed");

@@ -35,7 +35,7 @@ pub struct ModContext {
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
     /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
-    /// loaded ([`super::Runtime::load`]).
+    /// loaded (`Runtime::load`).
     pub db_patch_bytes: AtomicUsize,
 }
 
