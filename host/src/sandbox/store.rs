@@ -53,22 +53,30 @@ impl Cost {
     }
 }
 
-/// Runs a store call in `namespace`, after checking the mod's grant for it (a write needs
-/// `store_write`): inline when it is `Short`, on the blocking pool when it is `Long`, so that a
+/// Runs a store call in `namespace`, after checking the mod's grant for it (a write, of `write_key`,
+/// needs `store_write`): inline when it is `Short`, on the blocking pool when it is `Long`, so that a
 /// listing of many keys, a 64 MiB value or a wait behind fsyncs never holds an async worker.
 async fn on_store<T: Send + 'static>(
     cx: &Arc<ModContext>,
     namespace: String,
-    write: bool,
+    write_key: Option<&str>,
     cost: impl FnOnce(&Store, &str) -> Cost,
     call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, Error> {
-    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| cx.denied(why))?;
+    cx.grants.check_store(&cx.id, &namespace, write_key.is_some()).map_err(|why| cx.denied(why))?;
     if cost(&cx.store, &namespace) == Cost::Short {
         return call(&cx.store, &namespace).map_err(store_error);
     }
+    // A write is fenced from now, not from when a blocking thread picks it up: if this call is given
+    // up meanwhile (its deadline), the session's next request must still read what the write commits.
+    let fence = write_key.map(|key| cx.store.fence(&namespace, key));
     let cx = cx.clone();
-    match tokio::task::spawn_blocking(move || call(&cx.store, &namespace)).await {
+    let blocking = move || {
+        let outcome = call(&cx.store, &namespace);
+        drop(fence);
+        outcome
+    };
+    match tokio::task::spawn_blocking(blocking).await {
         Ok(result) => result.map_err(store_error),
         Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
     }
@@ -137,17 +145,10 @@ impl plugin::store::Host for CallState {
 
     async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
         let start = self.clock();
-        let found = {
-            let k = key.clone();
-            on_store(
-                &self.cx,
-                namespace,
-                false,
-                move |s, ns| Cost::read(s, ns, &k, false),
-                move |s, ns| s.get(ns, &key),
-            )
-        }
-        .await;
+        let k = key.clone();
+        let found =
+            on_store(&self.cx, namespace, None, |s, ns| Cost::read(s, ns, &k, false), move |s, ns| s.get(ns, &key))
+                .await;
         self.clocked(Phase::StoreGet, start, found.map(|v| v.map(|v| v.to_vec())))
     }
 
@@ -157,32 +158,28 @@ impl plugin::store::Host for CallState {
         key: String,
     ) -> Result<Option<plugin::store::Versioned>, Error> {
         let start = self.clock();
-        let found = {
-            let k = key.clone();
-            on_store(
-                &self.cx,
-                namespace,
-                false,
-                move |s, ns| Cost::read(s, ns, &k, false),
-                move |s, ns| s.get_versioned(ns, &key),
-            )
-        }
+        let k = key.clone();
+        let found = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, false),
+            move |s, ns| s.get_versioned(ns, &key),
+        )
         .await;
         self.clocked(Phase::StoreGet, start, found.map(versioned))
     }
 
     async fn ns_set(&mut self, namespace: String, key: String, value: Vec<u8>) -> Result<u64, Error> {
         let start = self.clock();
-        let done = {
-            let (k, len) = (key.clone(), value.len());
-            on_store(
-                &self.cx,
-                namespace,
-                true,
-                move |s, ns| Cost::write(s, ns, &k, false, len),
-                move |s, ns| s.set(ns, &key, &value),
-            )
-        }
+        let (k, len) = (key.clone(), value.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, len),
+            move |s, ns| s.set(ns, &key, &value),
+        )
         .await;
         self.clocked(Phase::StoreSet, start, done)
     }
@@ -195,39 +192,35 @@ impl plugin::store::Host for CallState {
         expected: Option<u64>,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done = {
-            let (k, len) = (key.clone(), value.len());
-            on_store(
-                &self.cx,
-                namespace,
-                true,
-                move |s, ns| Cost::write(s, ns, &k, false, len),
-                move |s, ns| s.set_if_version(ns, &key, &value, expected),
-            )
-        }
+        let (k, len) = (key.clone(), value.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, len),
+            move |s, ns| s.set_if_version(ns, &key, &value, expected),
+        )
         .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn ns_delete(&mut self, namespace: String, key: String) -> Result<bool, Error> {
         let start = self.clock();
-        let done = {
-            let k = key.clone();
-            on_store(
-                &self.cx,
-                namespace,
-                true,
-                move |s, ns| Cost::write(s, ns, &k, false, 0),
-                move |s, ns| s.delete(ns, &key),
-            )
-        }
+        let k = key.clone();
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, 0),
+            move |s, ns| s.delete(ns, &key),
+        )
         .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn ns_list(&mut self, namespace: String, prefix: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
-        let keys = on_store(&self.cx, namespace, false, |_, _| Cost::Long, move |s, ns| s.list(ns, &prefix)).await;
+        let keys = on_store(&self.cx, namespace, None, |_, _| Cost::Long, move |s, ns| s.list(ns, &prefix)).await;
         self.clocked(Phase::StoreList, start, keys)
     }
 
@@ -238,32 +231,28 @@ impl plugin::store::Host for CallState {
         path: String,
     ) -> Result<Option<plugin::store::Versioned>, Error> {
         let start = self.clock();
-        let found = {
-            let k = key.clone();
-            on_store(
-                &self.cx,
-                namespace,
-                false,
-                move |s, ns| Cost::read(s, ns, &k, true),
-                move |s, ns| s.doc_get(ns, &key, &path),
-            )
-        }
+        let k = key.clone();
+        let found = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, true),
+            move |s, ns| s.doc_get(ns, &key, &path),
+        )
         .await;
         self.clocked(Phase::StoreGet, start, found.map(versioned))
     }
 
     async fn ns_doc_keys(&mut self, namespace: String, key: String, path: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
-        let keys = {
-            let k = key.clone();
-            on_store(
-                &self.cx,
-                namespace,
-                false,
-                move |s, ns| Cost::read(s, ns, &k, true),
-                move |s, ns| s.doc_keys(ns, &key, &path),
-            )
-        }
+        let k = key.clone();
+        let keys = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, true),
+            move |s, ns| s.doc_keys(ns, &key, &path),
+        )
         .await;
         self.clocked(Phase::StoreGet, start, keys)
     }
@@ -276,16 +265,14 @@ impl plugin::store::Host for CallState {
         patch: Vec<u8>,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done = {
-            let (k, len) = (key.clone(), patch.len());
-            on_store(
-                &self.cx,
-                namespace,
-                true,
-                move |s, ns| Cost::write(s, ns, &k, true, len),
-                move |s, ns| s.doc_patch(ns, &key, &path, &patch, None),
-            )
-        }
+        let (k, len) = (key.clone(), patch.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, true, len),
+            move |s, ns| s.doc_patch(ns, &key, &path, &patch, None),
+        )
         .await;
         self.clocked(Phase::StoreSet, start, done)
     }
@@ -303,8 +290,8 @@ impl plugin::store::Host for CallState {
         let done = on_store(
             &self.cx,
             namespace,
-            true,
-            move |s, ns| Cost::write(s, ns, &k, true, len),
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, true, len),
             move |s, ns| s.doc_patch(ns, &key, &path, &patch, Some(expected)),
         )
         .await;

@@ -202,13 +202,21 @@ struct Writing<'a> {
 
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
-        let mut state = self.inner.state();
-        if let Some(n) = state.writing.get_mut(&self.id) {
-            *n -= 1;
-            if *n == 0 {
-                state.writing.remove(&self.id);
-            }
-        }
+        self.inner.done_writing(&self.id);
+    }
+}
+
+/// A write about to run elsewhere ([`Store::fence`]): until it is dropped, reads of its key wait for
+/// the key's stripe, as they do while the write itself runs.
+#[derive(Debug)]
+pub struct WriteFence {
+    inner: Arc<Inner>,
+    id: Id,
+}
+
+impl Drop for WriteFence {
+    fn drop(&mut self) {
+        self.inner.done_writing(&self.id);
     }
 }
 
@@ -372,6 +380,16 @@ impl Store {
         self.inner.answers_from_memory(&(namespace.to_owned(), key.to_owned()), document)
     }
 
+    /// Marks a write of `key` as in progress from now until the fence is dropped: for a caller that
+    /// hands the write to another thread, so that no read of the key runs between this call and the
+    /// write's start (a reader could otherwise see the old value while the write waits to run, then be
+    /// overtaken by it). Drop it after the write returns.
+    pub fn fence(&self, namespace: &str, key: &str) -> WriteFence {
+        let id: Id = (namespace.to_owned(), key.to_owned());
+        *self.inner.state().writing.entry(id.clone()).or_default() += 1;
+        WriteFence { inner: self.inner.clone(), id }
+    }
+
     /// Whether commits are queued or running now: a write would wait for them.
     pub fn committing(&self) -> bool {
         self.inner.writer.busy()
@@ -412,6 +430,16 @@ impl Inner {
     fn writing(&self, id: &Id) -> Writing<'_> {
         *self.state().writing.entry(id.clone()).or_default() += 1;
         Writing { inner: self, id: id.clone() }
+    }
+
+    fn done_writing(&self, id: &Id) {
+        let mut state = self.state();
+        if let Some(n) = state.writing.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                state.writing.remove(id);
+            }
+        }
     }
 
     /// Whether a read of `id` answers from memory now: cached (and parsed, for `document`), with no

@@ -638,4 +638,9 @@ fn a_read_waits_for_a_write_of_its_key_in_progress_and_answers_what_it_committed
     late.join().unwrap();
     assert_eq!(reader.join().unwrap().as_deref(), Some(&b"new"[..]));
     assert!(s.answers_from_memory("m", "profile", false) && !s.committing());
+    // A write handed to another thread is fenced from when it is handed over.
+    let fence = s.fence("m", "profile");
+    assert!(!s.answers_from_memory("m", "profile", false));
+    drop(fence);
+    assert!(s.answers_from_memory("m", "profile", false));
 }
