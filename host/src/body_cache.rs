@@ -334,7 +334,7 @@ mod tests {
         assert!(cache.get(&key("b")).is_none(), "the least recently used went first");
         assert!(cache.get(&key("a")).is_some() && cache.get(&key("c")).is_some());
         assert_eq!(cache.stats().3, 2 * cost(40), "each entry is charged its overhead");
-        cache.insert(key("huge"), compressed(1000));
+        cache.insert(key("huge"), compressed(5000));
         assert!(cache.get(&key("huge")).is_none());
         assert!(cache.stats().3 < 3 * cost(40));
     }
