@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 /// larger ones get a hash map. A template's `_props` has about 55 members and there are tens of
 /// thousands of templates: a map each would cost about 75 bytes a member, more than the text itself,
 /// while a scan of 55 name ranges costs about a hundred nanoseconds.
-pub(crate) const LINEAR_MAX: usize = 64;
+const LINEAR_MAX: usize = 64;
 
 /// One value of the tree.
 #[derive(Debug)]
@@ -111,25 +111,6 @@ impl Node {
         Node { repr: Repr::Text { text, index: OnceLock::new() } }
     }
 
-    /// A small object built from its members in order, held as its text: a few hundred bytes, where
-    /// persistent maps would cost kilobytes (a chunk of 64 slots each), and a table of half a million
-    /// items merged member by member made one per item (3.3 GB for a 65 MiB patch).
-    pub(crate) fn small_object(members: &[(String, Arc<Node>)]) -> Node {
-        let mut out = Vec::new();
-        out.push(b'{');
-        for (i, (name, node)) in members.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            // Writing a `str` into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut out, name.as_str());
-            out.push(b':');
-            out.extend_from_slice(&node.text());
-        }
-        out.push(b'}');
-        Node::from_text(Bytes::from(out))
-    }
-
     /// An object node with these members.
     pub(crate) fn object(members: Members) -> Node {
         Node { repr: Repr::Object { members, text: OnceLock::new() } }
@@ -139,15 +120,6 @@ impl Node {
         match &self.repr {
             Repr::Text { text, .. } => text.first().copied(),
             Repr::Object { .. } => Some(b'{'),
-        }
-    }
-
-    /// The length of this node's text when it is held as text (no object a patch built: its text would
-    /// have to be built to be measured).
-    pub(crate) fn held_text_len(&self) -> Option<usize> {
-        match &self.repr {
-            Repr::Text { text, .. } => Some(text.len()),
-            Repr::Object { .. } => None,
         }
     }
 

@@ -5,7 +5,7 @@
 //! `Db::patch` refuses a path plus patch deeper than [`super::MAX_DEPTH`], so both are bounded.
 
 use super::DbError;
-use super::node::{LINEAR_MAX, Members, Node};
+use super::node::{Members, Node};
 use std::sync::Arc;
 
 /// RFC 7396 MergePatch(target, patch): an object patch merges member by member (`null` removes);
@@ -22,15 +22,6 @@ pub(crate) fn merge(target: Option<&Arc<Node>>, patch: &Arc<Node>, null_member: 
         // Not an object: the patch's own node (its exact text) is the new value.
         return patch.clone();
     };
-    // Small in members and in bytes (a few members of which one is a whole inventory are not small:
-    // rebuilding its text at every patch would cost the document), and not already persistent maps.
-    let small_text = |n: &Arc<Node>| n.held_text_len().is_some_and(|len| len <= SMALL_BYTES);
-    if small_text(patch) && target.is_none_or(small_text) {
-        let base = target.and_then(|t| t.pairs()).unwrap_or_default();
-        if base.len() + pairs.len() <= LINEAR_MAX {
-            return merge_small(base, pairs, null_member);
-        }
-    }
     let mut members = target.and_then(|t| t.members()).unwrap_or_default();
     for (name, value) in pairs {
         if value.is_null() {
@@ -41,29 +32,6 @@ pub(crate) fn merge(target: Option<&Arc<Node>>, patch: &Arc<Node>, null_member: 
         }
     }
     Arc::new(Node::object(members))
-}
-
-/// Objects merged from at most this much text (target and patch each) are built as text.
-const SMALL_BYTES: usize = 4 << 10;
-
-/// [`merge`] of a small object (`base`, its members) with an object patch's members: the result is
-/// built as text ([`Node::small_object`]), members in the order `Members::insert` keeps.
-fn merge_small(mut base: Vec<(String, Arc<Node>)>, pairs: Vec<(String, Arc<Node>)>, null_member: bool) -> Arc<Node> {
-    for (name, value) in pairs {
-        let at = base.iter().position(|(n, _)| *n == name);
-        match (at, value.is_null()) {
-            (Some(i), true) => {
-                base.remove(i);
-            }
-            (None, true) => {}
-            (Some(i), false) => base[i].1 = merge(Some(&base[i].1), &value, null_member),
-            (None, false) => {
-                let merged = merge(None, &value, null_member);
-                base.push((name, merged));
-            }
-        }
-    }
-    Arc::new(Node::small_object(&base))
 }
 
 /// Applies `patch` at the member path `segments` below `node`, creating missing parents as objects.
