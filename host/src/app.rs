@@ -147,9 +147,12 @@ impl App {
         let _one = self.reloading.lock().await;
         let started = Instant::now();
         let old = self.generation();
-        let built = match self.reread_player_file() {
-            Ok(config) => Generation::build(old.number + 1, &config, &self.runtime, &self.store, true).await,
-            Err(e) => Err(e),
+        let (built, quotas) = match self.reread_player_file() {
+            Ok(config) => (
+                Generation::build(old.number + 1, &config, &self.runtime, &self.store, true).await,
+                Some(config.store_quotas()),
+            ),
+            Err(e) => (Err(e), None),
         };
         let refusal = match &built {
             Err(e) => Some(format!("{e:#}")),
@@ -185,6 +188,12 @@ impl App {
                 // What the retired generation alone used goes: its routes' series, its compiled mods.
                 self.metrics.retain_routes(|route| routes.contains(route));
                 self.prune_cache();
+                // Answers cached from generations retired before would keep their db text alive.
+                self.body_cache.sweep();
+                // The new generation's quotas, with its limits: the player's file as it is now.
+                if let Some(quotas) = quotas {
+                    self.store.set_quotas(quotas);
+                }
                 number
             }
             _ => old.number,

@@ -77,6 +77,12 @@ pub struct LimitOverrides {
     /// The server-wide budget of guest linear memory, MiB (`[limits]` only: it is one for all mods;
     /// read at boot). Default: a quarter of the machine's memory or of the cgroup's limit.
     pub guest_memory_mib: Option<usize>,
+    /// Bytes the mod's store namespace may hold, MiB (values and pending document patches).
+    pub store_mib: Option<u64>,
+    /// Keys the mod's store namespace may hold.
+    pub store_keys: Option<u64>,
+    /// The largest `db.patch` document, MiB.
+    pub db_patch_mib: Option<usize>,
 }
 
 /// The player's `<root>/modhost.toml`.
@@ -211,6 +217,16 @@ impl LimitOverrides {
             }
             out.guest_memory_bytes = Some(bytes);
         }
+        if let Some(n) = self.store_mib {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            out.store_quota.bytes = mib_bytes("store_mib", n, MAX_STORE_MIB, "")? as u64;
+        }
+        if let Some(n) = self.store_keys {
+            out.store_quota.keys = positive("store_keys", n)?;
+        }
+        if let Some(n) = self.db_patch_mib {
+            out.db_patch_bytes = mib_bytes("db_patch_mib", n, MAX_DB_PATCH_MIB, "")?;
+        }
         Ok(out)
     }
 }
@@ -292,7 +308,17 @@ pub struct Limits {
     pub memory_wait: Duration,
     /// Compressed answers kept for reuse, in bytes.
     pub body_cache_bytes: usize,
+    /// What the mod's store namespace may hold (bytes of values and pending patches, keys).
+    pub store_quota: modhost_store::Quota,
+    /// The largest document one `db.patch` may carry: validating and merging cost its size, inside
+    /// one call that its deadline cannot stop.
+    pub db_patch_bytes: usize,
 }
+
+/// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
+const MAX_STORE_MIB: u64 = 1 << 20;
+/// The largest `db_patch_mib` a player may set: the db's text offsets are 32-bit.
+const MAX_DB_PATCH_MIB: u64 = 1 << 10;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -322,6 +348,11 @@ impl Default for Limits {
             guest_memory_bytes: None,
             memory_wait: Duration::from_secs(2),
             body_cache_bytes: 64 << 20,
+            store_quota: modhost_store::Quota::default(),
+            // Whole tables of a generated 3000-template db are a few MiB; a mod that adds items adds
+            // far less. A 16 MiB table merged member by member into an existing one costs about 1.7 s
+            // and 0.8 GB here (`patch-cost`), off the async workers; into nothing, its copy.
+            db_patch_bytes: 16 << 20,
         }
     }
 }
@@ -370,6 +401,12 @@ impl Config {
     /// The limits mod `id` runs under.
     pub fn limits_for(&self, id: &str) -> Limits {
         self.per_mod.get(id).unwrap_or(&self.limits).clone()
+    }
+
+    /// The store's quotas: `[limits]`'s for every namespace, `[mods.<id>]`'s for that mod's own.
+    pub fn store_quotas(&self) -> modhost_store::Quotas {
+        let namespaces = self.per_mod.iter().map(|(id, limits)| (id.clone(), limits.store_quota)).collect();
+        modhost_store::Quotas { default: self.limits.store_quota, namespaces }
     }
 }
 
@@ -457,5 +494,21 @@ mod tests {
         let file = PlayerFile::parse("[limits]\nguest_memory_mib = 4096\n").unwrap();
         config.apply_player_file(&file).unwrap();
         assert_eq!(config.limits.guest_memory_bytes, Some(4096 << 20));
+    }
+
+    #[test]
+    fn store_quotas_are_set_for_every_namespace_and_per_mod_and_huge_ones_are_refused_not_wrapped() {
+        let file =
+            PlayerFile::parse("[limits]\nstore_mib = 10\n[mods.big]\nstore_mib = 1000\nstore_keys = 7\n").unwrap();
+        let mut config = Config::new("r");
+        config.apply_player_file(&file).unwrap();
+        let quotas = config.store_quotas();
+        assert_eq!(quotas.default, modhost_store::Quota { bytes: 10 << 20, keys: modhost_store::DEFAULT_QUOTA_KEYS });
+        assert_eq!(quotas.namespaces["big"], modhost_store::Quota { bytes: 1000 << 20, keys: 7 });
+        for bad in ["store_mib = 0", "store_mib = 18446744073709551615", "store_keys = 0", "db_patch_mib = 100000"] {
+            let file = PlayerFile::parse(&format!("[limits]\n{bad}")).unwrap();
+            let e = Config::new("r").apply_player_file(&file).unwrap_err().to_string();
+            assert!(e.contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
+        }
     }
 }

@@ -33,7 +33,7 @@
 #![warn(missing_docs)]
 
 mod app;
-mod body_cache;
+pub mod body_cache;
 mod builtin;
 pub mod check;
 pub mod client;

@@ -60,6 +60,7 @@ impl Server {
             }
             None => crate::nofile::MAX_CONNECTIONS,
         };
+        store.set_quotas(config.store_quotas());
         // Listen before the mods load: a client that connects during boot waits, and is never refused.
         let listener =
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);

@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+mod check;
 mod node;
 mod patch;
 mod scan;
@@ -211,7 +212,13 @@ impl Db {
     /// Indexes every object of at least `min_bytes` of text in the current version (see
     /// `Node::warm`); answers how many. A reload warms its new db before swapping it in.
     pub fn warm(&self, min_bytes: usize) -> usize {
-        self.snapshot().0.warm(min_bytes)
+        self.snapshot().0.warm(min_bytes, MAX_DEPTH)
+    }
+
+    /// Whether a patch is being computed now (a caller on an async worker would wait for it). A hint:
+    /// a moment later it may be done.
+    pub fn patching(&self) -> bool {
+        matches!(self.writer.try_lock(), Err(std::sync::TryLockError::WouldBlock))
     }
 
     /// Makes `snapshot` the current version again: for undoing the patches of a mod whose `init` failed.
@@ -244,11 +251,20 @@ impl Db {
     /// the root (and then the patch must be an object). Invalid JSON, a bad or too deep path, or a parent
     /// that is not an object changes nothing.
     pub fn patch(&self, path: &str, json: &str) -> Result<(), DbError> {
-        let patch = Patch::parse(path, json)?;
+        self.apply(&Patch::parse(path, json)?, || true).map(|_| ())
+    }
+
+    /// Applies a parsed patch, publishing it only if `still_wanted()` answers true once it is computed
+    /// (checked under the writer lock, so [`Db::restore`] is ordered with it: a patch abandoned by a
+    /// caller that gave up never lands after the caller moved on). Answers whether it was published.
+    pub fn apply(&self, patch: &Patch, still_wanted: impl FnOnce() -> bool) -> Result<bool, DbError> {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = self.snapshot().patched(&patch)?;
+        let next = self.snapshot().patched(patch)?;
+        if !still_wanted() {
+            return Ok(false);
+        }
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = next;
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -258,6 +274,9 @@ pub struct Patch {
     path: String,
     segments: Vec<String>,
     node: Arc<Node>,
+    /// Whether some object member of the patch is `null`; without one, a merge where nothing is
+    /// takes the patch's text as it is.
+    null_member: bool,
 }
 
 impl Patch {
@@ -270,9 +289,9 @@ impl Patch {
             return Err(DbError::BadJson { path: path.to_owned(), reason: "the patch is over 4 GiB".to_owned() });
         }
         // A patch comes from a mod: decode it fully (escapes, surrogates, serde_json's 128-level limit),
-        // not just its structure, so every name that enters the tree decodes.
-        serde_json::from_str::<serde_json::Value>(json)
-            .map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
+        // not just its structure, so every name that enters the tree decodes; without building it.
+        let checked =
+            check::check(json).map_err(|e| DbError::BadJson { path: path.to_owned(), reason: e.to_string() })?;
         let text = Bytes::copy_from_slice(json.as_bytes());
         let text = text.slice(scan::trim(&text));
         let depth = segments.len() + scan::nesting_depth(&text);
@@ -289,7 +308,7 @@ impl Patch {
                 reason: "(the root) must stay an object: patch it with an object".to_owned(),
             });
         }
-        Ok(Patch { path: path.to_owned(), segments, node })
+        Ok(Patch { path: path.to_owned(), segments, node, null_member: checked.null_member })
     }
 }
 
@@ -303,10 +322,11 @@ impl Snapshot {
     /// This version with `patch` applied, sharing every untouched node; `self` is unchanged. A parent
     /// that is not an object is an error and builds nothing.
     pub fn patched(&self, patch: &Patch) -> Result<Snapshot, DbError> {
-        let next = patch::patch_at(&self.0, &patch.segments, 0, &patch.node).map_err(|e| match e {
-            DbError::WrongKind { reason, .. } => DbError::WrongKind { path: patch.path.clone(), reason },
-            other => other,
-        })?;
+        let next =
+            patch::patch_at(&self.0, &patch.segments, 0, &patch.node, patch.null_member).map_err(|e| match e {
+                DbError::WrongKind { reason, .. } => DbError::WrongKind { path: patch.path.clone(), reason },
+                other => other,
+            })?;
         Ok(Snapshot(next))
     }
 

@@ -197,22 +197,44 @@ impl Node {
     }
 
     /// Indexes this object, if it is one of at least `min_bytes` of text, and every member object below
-    /// it of at least `min_bytes`, as the first paths through them would. Answers the objects indexed.
-    /// For a db about to serve (a reload): the first request through a 20 MB table then does not pay
-    /// for scanning it. Objects a patch built are already indexed; their members are visited.
-    pub(crate) fn warm(&self, min_bytes: usize) -> usize {
-        match &self.repr {
-            Repr::Object { members, .. } => members.order.values().map(|(_, node)| node.warm(min_bytes)).sum(),
-            Repr::Text { text, index } => {
-                if text.len() < min_bytes || text.first() != Some(&b'{') {
-                    return 0;
+    /// it of at least `min_bytes` down to `max_depth` levels, as the first paths through them would.
+    /// Answers the objects indexed. For a db about to serve (a reload): the first request through a
+    /// 20 MB table then does not pay for scanning it. Objects a patch built are already indexed; their
+    /// members are visited.
+    ///
+    /// Iterative, and bounded in depth: `db.json` may nest without limit (validating it skips values
+    /// without recursing), and a node made here is a node dropped later, which recurses. No path can
+    /// reach below `max_depth` ([`crate::MAX_DEPTH`]), so nothing there is worth indexing in advance.
+    pub(crate) fn warm(self: &Arc<Node>, min_bytes: usize, max_depth: usize) -> usize {
+        let mut indexed = 0;
+        let mut todo: Vec<(Arc<Node>, usize)> = vec![(self.clone(), 0)];
+        while let Some((node, depth)) = todo.pop() {
+            if depth > max_depth {
+                continue;
+            }
+            match &node.repr {
+                Repr::Object { members, .. } => {
+                    todo.extend(members.order.values().map(|(_, child)| (child.clone(), depth + 1)));
                 }
-                let index = index.get_or_init(|| TextIndex::build(text));
-                let large =
-                    index.entries.iter().enumerate().filter(|(_, e)| (e.value[1] - e.value[0]) as usize >= min_bytes);
-                1 + large.map(|(position, _)| index.node(text, position).warm(min_bytes)).sum::<usize>()
+                Repr::Text { text, index } => {
+                    if text.len() < min_bytes || text.first() != Some(&b'{') {
+                        continue;
+                    }
+                    let index = index.get_or_init(|| TextIndex::build(text));
+                    indexed += 1;
+                    if depth == max_depth {
+                        continue;
+                    }
+                    let large = index
+                        .entries
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, e)| (e.value[1] - e.value[0]) as usize >= min_bytes);
+                    todo.extend(large.map(|(position, _)| (index.node(text, position), depth + 1)));
+                }
             }
         }
+        indexed
     }
 
     /// This object's members in the persistent form a patch edits: a clone for an object a patch

@@ -10,7 +10,14 @@ use std::sync::Arc;
 
 /// RFC 7396 MergePatch(target, patch): an object patch merges member by member (`null` removes);
 /// anything else replaces the target. The result shares every untouched member with `target`.
-pub(crate) fn merge(target: Option<&Arc<Node>>, patch: &Arc<Node>) -> Arc<Node> {
+///
+/// `null_member`: whether the patch has a `null` object member anywhere. Without one, merging into
+/// nothing (or into a value that is not an object) is the patch itself, so its node is taken as it is:
+/// a large new subtree costs its text, not a persistent map per object of it.
+pub(crate) fn merge(target: Option<&Arc<Node>>, patch: &Arc<Node>, null_member: bool) -> Arc<Node> {
+    if !null_member && !target.is_some_and(|t| t.is_object()) {
+        return patch.clone();
+    }
     let Some(pairs) = patch.pairs() else {
         // Not an object: the patch's own node (its exact text) is the new value.
         return patch.clone();
@@ -20,7 +27,7 @@ pub(crate) fn merge(target: Option<&Arc<Node>>, patch: &Arc<Node>) -> Arc<Node> 
         if value.is_null() {
             members.remove(&name);
         } else {
-            let merged = merge(members.get(&name), &value);
+            let merged = merge(members.get(&name), &value, null_member);
             members.insert(&name, merged);
         }
     }
@@ -34,9 +41,10 @@ pub(crate) fn patch_at(
     segments: &[String],
     done: usize,
     patch: &Arc<Node>,
+    null_member: bool,
 ) -> Result<Arc<Node>, DbError> {
     let Some((name, rest)) = segments.split_first() else {
-        return Ok(merge(Some(node), patch));
+        return Ok(merge(Some(node), patch, null_member));
     };
     let mut members = node.members().ok_or_else(|| DbError::WrongKind {
         path: String::new(),
@@ -47,7 +55,7 @@ pub(crate) fn patch_at(
         if patch.is_null() {
             members.remove(name);
         } else {
-            members.insert(name, merge(existing.as_ref(), patch));
+            members.insert(name, merge(existing.as_ref(), patch, null_member));
         }
     } else {
         let child = match existing {
@@ -60,7 +68,7 @@ pub(crate) fn patch_at(
             }
             None => Arc::new(Node::object(Members::default())),
         };
-        members.insert(name, patch_at(&child, rest, done + 1, patch)?);
+        members.insert(name, patch_at(&child, rest, done + 1, patch, null_member)?);
     }
     Ok(Arc::new(Node::object(members)))
 }

@@ -450,3 +450,53 @@ fn warm_indexes_the_large_objects_and_changes_no_answer() {
     assert_eq!(fresh.warm(150), 2, "big and big.inner, below the patched root");
     assert_eq!(d.warm(1 << 20), 0, "nothing is that large");
 }
+
+/// `db.json` nested `levels` deep: `{"a":{"a":…{"a":1}…}}`, every level over `WARM` bytes.
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels))
+}
+
+#[test]
+fn a_db_nested_far_deeper_than_any_path_warms_and_drops_without_overflowing_the_stack() {
+    // 100 000 levels: recursion over them took the 2 MiB of a thread's stack and aborted the process
+    // (a reload warms the db it loaded; the generation it replaces is dropped after).
+    let text = nested(100_000);
+    let d = Db::from_text(text.clone()).unwrap();
+    let indexed = d.warm(16);
+    assert_eq!(indexed, MAX_DEPTH + 1, "indexed down to the depth a path can reach, no further");
+    let path = vec!["a"; MAX_DEPTH].join(".");
+    assert!(get(&d, &path).starts_with("{\"a\":{\"a\":"));
+    drop(d);
+    // A patch still works on such a document, and the path limit still holds.
+    let d = Db::from_text(text).unwrap();
+    d.patch(&vec!["a"; 100].join("."), r#"{"b": 2}"#).unwrap();
+    assert_eq!(get(&d, &format!("{}.b", vec!["a"; 100].join("."))), "2");
+    assert!(matches!(d.patch(&vec!["a"; MAX_DEPTH + 1].join("."), "{}"), Err(DbError::BadPath { .. })));
+}
+
+#[test]
+fn a_patch_into_nothing_is_kept_as_its_text_not_rebuilt_object_by_object() {
+    let d = db(json!({"t": {}}));
+    // No null member: the patch, as it is written, is the new value (its spacing shows it was not
+    // rebuilt into maps and serialized again).
+    let patch = r#"{ "x" : { "y" : [1, 2] , "z" : "s" } }"#;
+    d.patch("t.new", patch).unwrap();
+    assert_eq!(get(&d, "t.new"), patch);
+    assert_eq!(get(&d, "t.new.x.z"), r#""s""#);
+    // With a null member the merge must drop it, so it is built.
+    d.patch("t.other", r#"{ "x" : { "gone" : null, "kept" : 1 } }"#).unwrap();
+    assert_eq!(get(&d, "t.other"), r#"{"x":{"kept":1}}"#);
+    // Into an existing object the merge is member by member, as before.
+    d.patch("t.new", r#"{"x": {"z": null}}"#).unwrap();
+    assert_eq!(get(&d, "t.new"), r#"{"x":{"y":[1, 2]}}"#);
+}
+
+#[test]
+fn an_abandoned_patch_publishes_nothing() {
+    let d = db(json!({"t": {"a": 1}}));
+    let patch = Patch::parse("t", r#"{"a": 2}"#).unwrap();
+    assert!(!d.apply(&patch, || false).unwrap());
+    assert_eq!(get(&d, "t.a"), "1");
+    assert!(d.apply(&patch, || true).unwrap());
+    assert_eq!(get(&d, "t.a"), "2");
+}

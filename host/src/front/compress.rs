@@ -11,7 +11,8 @@ use modhost_wire as wire;
 const DEFLATE_INLINE_MAX: usize = 256 << 10;
 
 /// The zlib form of an answer: from the cache when the same parts were compressed before (a clone of
-/// the cached buffer), else compressed now, off the async workers when large, and cached if large.
+/// the cached buffer) or are being compressed by a concurrent request (waited for), else compressed
+/// now, off the async workers when large, and cached if large.
 pub(super) async fn compress(app: &App, parts: Vec<Part>) -> Result<Bytes, tokio::task::JoinError> {
     let total: usize = parts.iter().map(|p| p.bytes().len()).sum();
     if total < MIN_CACHED_BYTES {
@@ -19,15 +20,14 @@ pub(super) async fn compress(app: &App, parts: Vec<Part>) -> Result<Bytes, tokio
         return Ok(Bytes::from(wire::deflate_parts(&bytes)));
     }
     let key = Key::of(&parts);
-    if let Some(hit) = app.body_cache.get(&key) {
-        return Ok(hit);
-    }
-    let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
-    let zlib = if total <= DEFLATE_INLINE_MAX {
-        Bytes::from(wire::deflate_parts(&bytes))
-    } else {
-        Bytes::from(tokio::task::spawn_blocking(move || wire::deflate_parts(&bytes)).await?)
-    };
-    app.body_cache.insert(key, zlib.clone());
-    Ok(zlib)
+    app.body_cache
+        .get_or_compress(key, || async move {
+            let bytes: Vec<Bytes> = parts.iter().map(Part::bytes).collect();
+            if total <= DEFLATE_INLINE_MAX {
+                Ok(wire::deflate_parts(&bytes))
+            } else {
+                tokio::task::spawn_blocking(move || wire::deflate_parts(&bytes)).await
+            }
+        })
+        .await
 }

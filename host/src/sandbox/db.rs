@@ -1,10 +1,14 @@
 //! The host side of the WIT `db` interface: the game database engine (`modhost-db`) for a guest, with
-//! `patch` checked against the mod's `db_write` grants first, and engine errors as WIT error values.
+//! `patch` checked against the mod's `db_write` grants and its size cap first, and engine errors as WIT
+//! error values. Reads are synchronous host calls (they cost a path); `patch` is async, so a large one
+//! runs on the blocking pool.
 
 use super::bindings::{Error, modhost::plugin};
-use super::state::CallState;
+use super::state::{CallState, ModContext};
 use crate::perf::Phase;
-use modhost_db::DbError;
+use modhost_db::{DbError, Patch};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 fn db_error(e: DbError) -> Error {
     let message = e.to_string();
@@ -39,12 +43,50 @@ impl plugin::db::Host for CallState {
         self.clocked(Phase::DbKeys, start, keys)
     }
 
-    fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
+    async fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
         let start = self.clock();
-        let done = match self.cx.grants.check_db_write(&path) {
-            Ok(()) => self.cx.db.patch(&path, &json).map_err(db_error),
-            Err(why) => Err(self.cx.denied(why)),
-        };
+        let done = patch(&self.cx, path, json).await;
         self.clocked(Phase::DbPatch, start, done)
+    }
+}
+
+/// Patches up to this size run inline: they cost microseconds, less than a trip to the blocking pool.
+const PATCH_INLINE_MAX: usize = 256 << 10;
+
+/// `db.patch`: the path is checked first (a malformed one is `invalid`, whatever the grants), then the
+/// grant, then the size against the mod's cap. A large patch (or any while another is being computed)
+/// is checked and merged on the blocking pool; if the call gives up meanwhile (its deadline), the patch
+/// is abandoned and publishes nothing.
+async fn patch(cx: &Arc<ModContext>, path: String, json: String) -> Result<(), Error> {
+    modhost_db::parse_path(&path).map_err(db_error)?;
+    cx.grants.check_db_write(&path).map_err(|why| cx.denied(why))?;
+    let cap = cx.db_patch_bytes.load(Ordering::Relaxed);
+    if json.len() > cap {
+        return Err(Error::TooLarge(format!(
+            "mod {}: the patch for `{path}` is {} bytes; a db patch may carry {cap} (`db_patch_mib` in modhost.toml)",
+            cx.id,
+            json.len()
+        )));
+    }
+    // Small patches run inline, unless a large one holds the db's writer: this one would wait for it.
+    if json.len() <= PATCH_INLINE_MAX && !cx.db.patching() {
+        return cx.db.patch(&path, &json).map_err(db_error);
+    }
+    /// Marks the patch abandoned when the call's future is dropped before it is done.
+    struct GiveUp(Arc<AtomicBool>);
+    impl Drop for GiveUp {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let gave_up = GiveUp(Arc::new(AtomicBool::new(false)));
+    let (db, flag) = (cx.db.clone(), gave_up.0.clone());
+    let work = tokio::task::spawn_blocking(move || {
+        let parsed = Patch::parse(&path, &json)?;
+        db.apply(&parsed, || !flag.load(Ordering::Relaxed))
+    });
+    match work.await {
+        Ok(done) => done.map(|_| ()).map_err(db_error),
+        Err(e) => Err(Error::Failed(format!("the db patch did not finish: {e}"))),
     }
 }

@@ -110,6 +110,7 @@ impl Runtime {
         reuse: u32,
         limits: Limits,
     ) -> anyhow::Result<(LoadedMod, CompileSource)> {
+        cx.db_patch_bytes.store(limits.db_patch_bytes, std::sync::atomic::Ordering::Relaxed);
         let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;

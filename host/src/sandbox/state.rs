@@ -41,6 +41,9 @@ pub struct ModContext {
     /// The whole text of its last trap (wasm backtrace included): the client gets one line, the log
     /// and `modhost check` get this.
     pub last_trap: Mutex<Option<String>>,
+    /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
+    /// loaded (`Runtime::load`).
+    pub db_patch_bytes: AtomicUsize,
 }
 
 impl ModContext {
@@ -55,6 +58,7 @@ impl ModContext {
             peak_memory: AtomicUsize::new(0),
             log: LogRate::default(),
             last_trap: Mutex::new(None),
+            db_patch_bytes: AtomicUsize::new(crate::config::Limits::default().db_patch_bytes),
         }
     }
 

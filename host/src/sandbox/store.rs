@@ -1,6 +1,7 @@
 //! The host side of the WIT `store` interface: the durable store engine (`modhost-store`) for a guest.
 //! A mod's own namespace is its id; any other needs a `store_read`/`store_write` grant, checked before
-//! the engine runs. Engine errors become WIT error values.
+//! the engine runs. Engine errors become WIT error values. Calls that answer from memory run inline;
+//! the rest (listings, large values, cache misses, durable commits) on the blocking pool ([`Cost`]).
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::{CallState, ModContext};
@@ -13,27 +14,69 @@ fn store_error(e: StoreError) -> Error {
     match e {
         StoreError::InvalidKey { .. } | StoreError::Document { .. } => Error::Invalid(message),
         StoreError::TooLarge { .. } => Error::TooLarge(message),
+        // The player sets quotas; say where, so the mod's author can tell their player.
+        StoreError::Quota { .. } => {
+            Error::TooLarge(format!("{message} (the player sets it: `store_mib`, `store_keys` in modhost.toml)"))
+        }
         StoreError::Unreadable { .. } => Error::Unreadable(message),
         StoreError::Conflict { .. } => Error::Conflict(message),
         StoreError::Io { .. } | StoreError::Lock(_) => Error::Io(message),
     }
 }
 
-/// Runs a store call in `namespace`, after checking the mod's grant for it: inline in the default mode
-/// (a commit is a few syscalls), on the blocking pool in durable mode for writes (a commit waits for
-/// fsyncs, which must not hold an async worker).
+/// Values and patches up to this size are committed inline: copying and writing them costs
+/// microseconds, less than a trip to the blocking pool.
+const INLINE_MAX: usize = 256 << 10;
+
+/// How long a store call may take, decided before it runs: `Short` calls run inline on the async
+/// worker, `Long` ones on the blocking pool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cost {
+    Short,
+    Long,
+}
+
+impl Cost {
+    /// A read of `key`: short when it answers from memory (cached, no write of it in progress).
+    fn read(store: &Store, namespace: &str, key: &str, document: bool) -> Cost {
+        if store.answers_from_memory(namespace, key, document) { Cost::Short } else { Cost::Long }
+    }
+
+    /// A write of `len` bytes to `key`: long in durable mode (fsyncs), when large, when the key must
+    /// be read from the database first, or when other commits are running (it would wait for them).
+    fn write(store: &Store, namespace: &str, key: &str, document: bool, len: usize) -> Cost {
+        let long = store.durable()
+            || len > INLINE_MAX
+            || store.committing()
+            || Cost::read(store, namespace, key, document) == Cost::Long;
+        if long { Cost::Long } else { Cost::Short }
+    }
+}
+
+/// Runs a store call in `namespace`, after checking the mod's grant for it (a write, of `write_key`,
+/// needs `store_write`): inline when it is `Short`, on the blocking pool when it is `Long`, so that a
+/// listing of many keys, a 64 MiB value or a wait behind fsyncs never holds an async worker.
 async fn on_store<T: Send + 'static>(
     cx: &Arc<ModContext>,
     namespace: String,
-    write: bool,
+    write_key: Option<&str>,
+    cost: impl FnOnce(&Store, &str) -> Cost,
     call: impl FnOnce(&Store, &str) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, Error> {
-    cx.grants.check_store(&cx.id, &namespace, write).map_err(|why| cx.denied(why))?;
-    if !write || !cx.store.durable() {
+    cx.grants.check_store(&cx.id, &namespace, write_key.is_some()).map_err(|why| cx.denied(why))?;
+    if cost(&cx.store, &namespace) == Cost::Short {
         return call(&cx.store, &namespace).map_err(store_error);
     }
+    // A write is fenced from now, not from when a blocking thread picks it up: if this call is given
+    // up meanwhile (its deadline), the session's next request must still read what the write commits.
+    let fence = write_key.map(|key| cx.store.fence(&namespace, key));
     let cx = cx.clone();
-    match tokio::task::spawn_blocking(move || call(&cx.store, &namespace)).await {
+    let blocking = move || {
+        let outcome = call(&cx.store, &namespace);
+        drop(fence);
+        outcome
+    };
+    match tokio::task::spawn_blocking(blocking).await {
         Ok(result) => result.map_err(store_error),
         Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
     }
@@ -102,7 +145,10 @@ impl plugin::store::Host for CallState {
 
     async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
         let start = self.clock();
-        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get(ns, &key)).await;
+        let k = key.clone();
+        let found =
+            on_store(&self.cx, namespace, None, |s, ns| Cost::read(s, ns, &k, false), move |s, ns| s.get(ns, &key))
+                .await;
         self.clocked(Phase::StoreGet, start, found.map(|v| v.map(|v| v.to_vec())))
     }
 
@@ -112,13 +158,29 @@ impl plugin::store::Host for CallState {
         key: String,
     ) -> Result<Option<plugin::store::Versioned>, Error> {
         let start = self.clock();
-        let found = on_store(&self.cx, namespace, false, move |s, ns| s.get_versioned(ns, &key)).await;
+        let k = key.clone();
+        let found = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, false),
+            move |s, ns| s.get_versioned(ns, &key),
+        )
+        .await;
         self.clocked(Phase::StoreGet, start, found.map(versioned))
     }
 
     async fn ns_set(&mut self, namespace: String, key: String, value: Vec<u8>) -> Result<u64, Error> {
         let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set(ns, &key, &value)).await;
+        let (k, len) = (key.clone(), value.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, len),
+            move |s, ns| s.set(ns, &key, &value),
+        )
+        .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
@@ -130,19 +192,35 @@ impl plugin::store::Host for CallState {
         expected: Option<u64>,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.set_if_version(ns, &key, &value, expected)).await;
+        let (k, len) = (key.clone(), value.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, len),
+            move |s, ns| s.set_if_version(ns, &key, &value, expected),
+        )
+        .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn ns_delete(&mut self, namespace: String, key: String) -> Result<bool, Error> {
         let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.delete(ns, &key)).await;
+        let k = key.clone();
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, false, 0),
+            move |s, ns| s.delete(ns, &key),
+        )
+        .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
     async fn ns_list(&mut self, namespace: String, prefix: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
-        let keys = on_store(&self.cx, namespace, false, move |s, ns| s.list(ns, &prefix)).await;
+        let keys = on_store(&self.cx, namespace, None, |_, _| Cost::Long, move |s, ns| s.list(ns, &prefix)).await;
         self.clocked(Phase::StoreList, start, keys)
     }
 
@@ -153,13 +231,29 @@ impl plugin::store::Host for CallState {
         path: String,
     ) -> Result<Option<plugin::store::Versioned>, Error> {
         let start = self.clock();
-        let found = on_store(&self.cx, namespace, false, move |s, ns| s.doc_get(ns, &key, &path)).await;
+        let k = key.clone();
+        let found = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, true),
+            move |s, ns| s.doc_get(ns, &key, &path),
+        )
+        .await;
         self.clocked(Phase::StoreGet, start, found.map(versioned))
     }
 
     async fn ns_doc_keys(&mut self, namespace: String, key: String, path: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
-        let keys = on_store(&self.cx, namespace, false, move |s, ns| s.doc_keys(ns, &key, &path)).await;
+        let k = key.clone();
+        let keys = on_store(
+            &self.cx,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, true),
+            move |s, ns| s.doc_keys(ns, &key, &path),
+        )
+        .await;
         self.clocked(Phase::StoreGet, start, keys)
     }
 
@@ -171,7 +265,15 @@ impl plugin::store::Host for CallState {
         patch: Vec<u8>,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done = on_store(&self.cx, namespace, true, move |s, ns| s.doc_patch(ns, &key, &path, &patch, None)).await;
+        let (k, len) = (key.clone(), patch.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, true, len),
+            move |s, ns| s.doc_patch(ns, &key, &path, &patch, None),
+        )
+        .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 
@@ -184,9 +286,15 @@ impl plugin::store::Host for CallState {
         expected: u64,
     ) -> Result<u64, Error> {
         let start = self.clock();
-        let done =
-            on_store(&self.cx, namespace, true, move |s, ns| s.doc_patch(ns, &key, &path, &patch, Some(expected)))
-                .await;
+        let (k, len) = (key.clone(), patch.len());
+        let done = on_store(
+            &self.cx,
+            namespace,
+            Some(&k),
+            |s, ns| Cost::write(s, ns, &k, true, len),
+            move |s, ns| s.doc_patch(ns, &key, &path, &patch, Some(expected)),
+        )
+        .await;
         self.clocked(Phase::StoreSet, start, done)
     }
 }

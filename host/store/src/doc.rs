@@ -112,6 +112,7 @@ impl Store {
         let parsed = Patch::parse(path, text).map_err(document_error(key))?;
         let inner = &self.inner;
         let id: Id = (namespace.to_owned(), key.to_owned());
+        let _writing = inner.writing(&id);
         let _stripe = inner.stripe(&id);
         let current = inner.entry_locked(&id)?;
         check_expected(key, current.as_ref(), expected.map(Some))?;
@@ -131,6 +132,8 @@ impl Store {
         if current.stored + pending_bytes > MAX_VALUE_BYTES {
             return Err(StoreError::TooLarge { key: key.to_owned(), len: current.stored + pending_bytes });
         }
+        let record = (path.len() + patch.len()) as i64;
+        let reserved = inner.ledger.reserve(&id.0, key, record, 0)?;
         let (ns, k, p, body) = (id.0.clone(), id.1.clone(), path.to_owned(), patch.to_vec());
         let seq = inner
             .commit(Box::new(move |conn| {
@@ -139,6 +142,7 @@ impl Store {
                 Ok(conn.last_insert_rowid())
             }))
             .map_err(crate::io_error("write", key))?;
+        reserved.keep();
         let version = inner.new_version(&id);
         let entry = Entry {
             version,

@@ -154,6 +154,9 @@ fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
                 .map(|n| n as i64)
         }))
         .map_err(crate::io_error("fold", &id.1))?;
+    // The whole value replaces the stored one and the records it includes. A fold is never refused:
+    // it can only differ from what it replaces by a member's quotes and braces.
+    inner.ledger.apply(&id.0, crate::quota::change(seen.stored + seen.pending_bytes, text.len()), 0);
     if backup {
         inner.backed_up(id);
     }

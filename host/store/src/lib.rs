@@ -31,9 +31,11 @@ mod doc;
 mod fold;
 mod import;
 mod lock;
+mod quota;
 mod sql;
 
 pub use lock::LockError;
+pub use quota::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_KEYS, Quota, Quotas, Usage};
 
 use bytes::Bytes;
 use modhost_db::Snapshot;
@@ -119,6 +121,23 @@ pub enum StoreError {
     /// The store could not be opened: it is in use, or its directory or database is unusable.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// The write would take its namespace over its quota of bytes or keys ([`Quota`]). Nothing was
+    /// written.
+    #[error(
+        "namespace `{namespace}` is at its store quota: writing `{key}` would make it hold {would_hold} {what}; its quota is {quota} {what}"
+    )]
+    Quota {
+        /// The namespace.
+        namespace: String,
+        /// The key being written.
+        key: String,
+        /// `bytes` or `keys`: which quota.
+        what: &'static str,
+        /// What the namespace would hold after the write.
+        would_hold: u64,
+        /// The quota.
+        quota: u64,
+    },
 }
 
 /// A value and the version it carries.
@@ -170,6 +189,35 @@ struct State {
     versions: HashMap<Id, u64>,
     /// When each key's old value was last backed up in this run.
     backed_up: HashMap<Id, Instant>,
+    /// Keys with writes in progress (from before their stripe is taken to after their commit), and how
+    /// many: their readers wait for the stripe.
+    writing: HashMap<Id, u32>,
+}
+
+/// A write in progress ([`Inner::writing`]).
+struct Writing<'a> {
+    inner: &'a Inner,
+    id: Id,
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.inner.done_writing(&self.id);
+    }
+}
+
+/// A write about to run elsewhere ([`Store::fence`]): until it is dropped, reads of its key wait for
+/// the key's stripe, as they do while the write itself runs.
+#[derive(Debug)]
+pub struct WriteFence {
+    inner: Arc<Inner>,
+    id: Id,
+}
+
+impl Drop for WriteFence {
+    fn drop(&mut self) {
+        self.inner.done_writing(&self.id);
+    }
 }
 
 /// Everything the store's calls and its maintenance thread share.
@@ -188,6 +236,8 @@ struct Inner {
     commits: AtomicU64,
     stripes: Vec<Mutex<()>>,
     state: Mutex<State>,
+    /// Each namespace's bytes and keys, held to its quota.
+    ledger: quota::Ledger,
     /// Held by a fold from its first look at the entry to its last: two folds of one key at once (the
     /// maintenance thread's and `compact`'s) could otherwise write an older document over a newer fold.
     folding: Mutex<()>,
@@ -215,6 +265,8 @@ impl Store {
         let sqlite = |e: rusqlite::Error| open_error(format!("cannot open {}: {e}", sql::FILE));
         let writer = sql::open(dir, durable).map_err(sqlite)?;
         import::from_files_layout(dir, &writer).map_err(|e| open_error(format!("importing the old store: {e}")))?;
+        let ledger =
+            quota::Ledger::load(&writer).map_err(|e| open_error(format!("counting each namespace's usage: {e}")))?;
         let reader = sql::open(dir, durable).map_err(sqlite)?;
         let checkpointer = sql::open(dir, durable).map_err(sqlite)?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
@@ -229,6 +281,7 @@ impl Store {
             commits: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             state: Mutex::new(State::default()),
+            ledger,
             folding: Mutex::new(()),
         });
         let maintenance = fold::Maintenance::start(inner.clone(), checkpointer);
@@ -309,6 +362,39 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(list)
     }
 
+    /// Holds every namespace to `quotas` from now on (the defaults until this is called). Writes that
+    /// would take a namespace over its quota are refused with [`StoreError::Quota`].
+    pub fn set_quotas(&self, quotas: Quotas) {
+        self.inner.ledger.set_quotas(quotas);
+    }
+
+    /// What `namespace` holds now, as its quota counts it.
+    pub fn usage(&self, namespace: &str) -> Usage {
+        self.inner.ledger.usage(namespace)
+    }
+
+    /// Whether a read of `key` (a document read with `document`) answers from memory now, without
+    /// the database or a wait for a write of it in progress: what a caller on an async worker asks
+    /// before running the read inline. A moment later the answer may have changed; it is a hint.
+    pub fn answers_from_memory(&self, namespace: &str, key: &str, document: bool) -> bool {
+        self.inner.answers_from_memory(&(namespace.to_owned(), key.to_owned()), document)
+    }
+
+    /// Marks a write of `key` as in progress from now until the fence is dropped: for a caller that
+    /// hands the write to another thread, so that no read of the key runs between this call and the
+    /// write's start (a reader could otherwise see the old value while the write waits to run, then be
+    /// overtaken by it). Drop it after the write returns.
+    pub fn fence(&self, namespace: &str, key: &str) -> WriteFence {
+        let id: Id = (namespace.to_owned(), key.to_owned());
+        *self.inner.state().writing.entry(id.clone()).or_default() += 1;
+        WriteFence { inner: self.inner.clone(), id }
+    }
+
+    /// Whether commits are queued or running now: a write would wait for them.
+    pub fn committing(&self) -> bool {
+        self.inner.writer.busy()
+    }
+
     /// Whether commits survive power loss (`synchronous=FULL`).
     pub fn durable(&self) -> bool {
         self.inner.durable
@@ -323,12 +409,49 @@ impl Store {
 
 impl Inner {
     /// The key's cached entry, loading it from the database (under the key's stripe) on a miss.
+    ///
+    /// A key with a write in progress is read under its stripe too, so the read answers what that
+    /// write committed: a write whose caller gave up (a deadline, a client gone) still orders before
+    /// the next reader of the key, which may be the same session's next request.
     fn entry(&self, id: &Id) -> Result<Option<Entry>, StoreError> {
-        if let Some(known) = self.state().cache.get(id) {
-            return Ok(known.present());
+        {
+            let state = self.state();
+            if let Some(known) = state.cache.get(id)
+                && (state.writing.is_empty() || !state.writing.contains_key(id))
+            {
+                return Ok(known.present());
+            }
         }
         let _stripe = self.stripe(id);
         self.entry_locked(id)
+    }
+
+    /// Marks a write of `id` in progress until the answer is dropped (after the write's stripe).
+    fn writing(&self, id: &Id) -> Writing<'_> {
+        *self.state().writing.entry(id.clone()).or_default() += 1;
+        Writing { inner: self, id: id.clone() }
+    }
+
+    fn done_writing(&self, id: &Id) {
+        let mut state = self.state();
+        if let Some(n) = state.writing.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                state.writing.remove(id);
+            }
+        }
+    }
+
+    /// Whether a read of `id` answers from memory now: cached (and parsed, for `document`), with no
+    /// write of it in progress.
+    fn answers_from_memory(&self, id: &Id, document: bool) -> bool {
+        let state = self.state();
+        let cached = match state.cache.get(id) {
+            Some(Known::Present(entry)) => !document || entry.doc.is_some(),
+            Some(Known::Absent) => true,
+            None => false,
+        };
+        cached && !state.writing.contains_key(id)
     }
 
     /// [`Inner::entry`] for a caller already holding the key's stripe.
@@ -405,6 +528,7 @@ impl Inner {
             return Err(StoreError::TooLarge { key: key.to_owned(), len: value.len() });
         }
         let id: Id = (namespace.to_owned(), key.to_owned());
+        let _writing = self.writing(&id);
         let _stripe = self.stripe(&id);
         self.write_locked(&id, value, expected)
     }
@@ -423,6 +547,10 @@ impl Inner {
         if value.is_none() && !existed {
             return Ok((0, false));
         }
+        // The write replaces the stored value and the key's records, or removes the key.
+        let held = current.as_ref().map_or(0, |c| c.stored + c.pending_bytes);
+        let keys = i64::from(value.is_some()) - i64::from(existed);
+        let reserved = self.ledger.reserve(&id.0, key, quota::change(held, value.map_or(0, <[u8]>::len)), keys)?;
         let backup = current.as_ref().and_then(|old| self.backup_due(id).then(|| self.whole(old)));
         let (ns, k) = (id.0.clone(), id.1.clone());
         let stored = value.map(Bytes::copy_from_slice);
@@ -442,6 +570,7 @@ impl Inner {
         }));
         let op = if value.is_some() { "write" } else { "delete" };
         outcome.map_err(io_error(op, key))?;
+        reserved.keep();
         if current.is_some() && self.backup_due(id) {
             self.backed_up(id);
         }

@@ -14,6 +14,7 @@
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The database file inside the store's directory (with its `-wal` and `-shm` beside it).
@@ -81,6 +82,8 @@ struct Queue {
 pub(crate) struct Committer {
     conn: Mutex<Connection>,
     queue: Mutex<Queue>,
+    /// Jobs queued or running: a writer arriving now would wait for them.
+    in_flight: AtomicUsize,
 }
 
 impl std::fmt::Debug for Committer {
@@ -91,12 +94,24 @@ impl std::fmt::Debug for Committer {
 
 impl Committer {
     pub(crate) fn new(conn: Connection) -> Committer {
-        Committer { conn: Mutex::new(conn), queue: Mutex::new(Queue::default()) }
+        Committer { conn: Mutex::new(conn), queue: Mutex::new(Queue::default()), in_flight: AtomicUsize::new(0) }
+    }
+
+    /// Whether jobs are queued or running.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > 0
     }
 
     /// Runs `job` in a committed transaction, possibly together with other writers' jobs. Answers
     /// once the transaction holding it has committed (or failed).
     pub(crate) fn run(&self, job: Job) -> Outcome {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let outcome = self.run_counted(job);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        outcome
+    }
+
+    fn run_counted(&self, job: Job) -> Outcome {
         let id = {
             let mut queue = self.queue();
             let id = queue.next;

@@ -535,3 +535,112 @@ mod model {
         }
     }
 }
+
+fn quotas(bytes: u64, keys: u64) -> Quotas {
+    Quotas { default: Quota { bytes, keys }, namespaces: HashMap::from([("big".to_owned(), Quota::default())]) }
+}
+
+#[test]
+fn a_namespace_is_held_to_its_quota_by_whole_writes_patches_and_first_patches() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set_quotas(quotas(1000, 100));
+    s.set("m", "a", &[b'x'; 600]).unwrap();
+    let err = s.set("m", "b", &[b'x'; 401]).unwrap_err();
+    assert!(matches!(err, StoreError::Quota { what: "bytes", quota: 1000, .. }), "{err}");
+    let message = err.to_string();
+    assert!(message.contains("namespace `m`") && message.contains("1000 bytes"), "{message}");
+    assert_eq!(s.get("m", "b").unwrap(), None, "nothing was written");
+    s.set("m", "b", &[b'x'; 400]).unwrap();
+    assert_eq!(s.usage("m"), Usage { bytes: 1000, keys: 2 });
+    // A document's patches count (path and patch), and so does the first patch of a key.
+    s.set("m", "b", br#"{"v":1}"#).unwrap();
+    let used = s.usage("m").bytes;
+    let patch = format!(r#"{{"s":"{}"}}"#, "y".repeat((1000 - used) as usize));
+    assert!(matches!(s.doc_patch("m", "b", "", patch.as_bytes(), None), Err(StoreError::Quota { .. })));
+    assert!(matches!(s.doc_patch("m", "new", "", patch.as_bytes(), None), Err(StoreError::Quota { .. })));
+    s.doc_patch("m", "b", "", br#"{"w":2}"#, None).unwrap();
+    assert_eq!(s.usage("m").bytes, used + br#"{"w":2}"#.len() as u64);
+    // Shrinking is always allowed, even over a lowered quota; other namespaces are not touched.
+    s.set_quotas(quotas(10, 100));
+    assert!(matches!(s.set("m", "c", b"1"), Err(StoreError::Quota { .. })));
+    s.set("m", "a", b"short").unwrap();
+    assert!(s.delete("m", "a").unwrap());
+    s.set("big", "k", &[b'x'; 5000]).unwrap();
+    assert!(matches!(s.set("other", "k", &[b'x'; 11]), Err(StoreError::Quota { .. })));
+}
+
+#[test]
+fn a_namespace_is_held_to_its_quota_of_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set_quotas(quotas(1 << 20, 2));
+    s.set("m", "a", b"1").unwrap();
+    s.doc_patch("m", "b", "", b"{}", None).unwrap();
+    let err = s.set("m", "c", b"1").unwrap_err();
+    assert!(matches!(err, StoreError::Quota { what: "keys", quota: 2, would_hold: 3, .. }), "{err}");
+    s.set("m", "a", b"rewriting a key adds none").unwrap();
+    s.delete("m", "a").unwrap();
+    s.set("m", "c", b"1").unwrap();
+}
+
+#[test]
+fn the_running_usage_is_what_the_database_holds_after_folds_failures_and_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set("m", "k", b"old").unwrap();
+    s.set("m", "d", br#"{"a":1}"#).unwrap();
+    for i in 0..100 {
+        s.doc_patch("m", "d", "list", format!(r#"{{"n{i}":{i},"n{}":null}}"#, i / 2).as_bytes(), None).unwrap();
+    }
+    s.compact().unwrap();
+    // A commit that fails (a full disk) gives its reservation back.
+    let pages: i64 = s.inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+    s.inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
+    assert!(matches!(s.set("m", "k", &vec![b'x'; 1 << 20]), Err(StoreError::Io { .. })));
+    s.inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
+    s.doc_patch("m", "d", "", br#"{"after":"fold"}"#, None).unwrap();
+    let running = s.usage("m");
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.usage("m"), running, "counted at open as it was kept while running");
+    assert_eq!(running.keys, 2);
+}
+
+#[test]
+fn a_read_waits_for_a_write_of_its_key_in_progress_and_answers_what_it_committed() {
+    // A durable commit whose caller gave up (deadline, client gone) runs on; the same session's next
+    // request must not read the old value beside it and write over the late commit.
+    let dir = tempfile::tempdir().unwrap();
+    let s = Arc::new(open(dir.path()));
+    s.set("m", "profile", b"old").unwrap();
+    s.set("m", "other", b"x").unwrap();
+    assert!(s.answers_from_memory("m", "profile", false));
+    let held = s.inner.writer.connection(); // the commit cannot finish while this is held
+    let late = std::thread::spawn({
+        let s = s.clone();
+        move || s.set("m", "profile", b"new").unwrap()
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.answers_from_memory("m", "profile", false) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(!s.answers_from_memory("m", "profile", false), "the write is in progress");
+    assert!(s.committing());
+    assert_eq!(s.get("m", "other").unwrap().as_deref(), Some(&b"x"[..]), "other keys do not wait");
+    let reader = std::thread::spawn({
+        let s = s.clone();
+        move || s.get("m", "profile").unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!reader.is_finished(), "the read waits for the write");
+    drop(held);
+    late.join().unwrap();
+    assert_eq!(reader.join().unwrap().as_deref(), Some(&b"new"[..]));
+    assert!(s.answers_from_memory("m", "profile", false) && !s.committing());
+    // A write handed to another thread is fenced from when it is handed over.
+    let fence = s.fence("m", "profile");
+    assert!(!s.answers_from_memory("m", "profile", false));
+    drop(fence);
+    assert!(s.answers_from_memory("m", "profile", false));
+}

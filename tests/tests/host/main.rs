@@ -7,6 +7,7 @@ mod containment;
 mod emulator;
 mod front;
 mod grants;
+mod hardening_data;
 mod hardening_front;
 mod hardening_sandbox;
 mod hello;

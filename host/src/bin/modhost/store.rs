@@ -206,7 +206,13 @@ fn open(root: &Path) -> anyhow::Result<Store> {
     }
     let dir = root.join("store");
     match Store::open(&dir, true) {
-        Ok(store) => Ok(store),
+        Ok(store) => {
+            // Quotas hold mods back; the player's own tool is not held to them (an import refused
+            // halfway would break its all-or-nothing promise). What it writes still counts.
+            let unbounded = modhost_store::Quota { bytes: u64::MAX, keys: u64::MAX };
+            store.set_quotas(modhost_store::Quotas { default: unbounded, namespaces: Default::default() });
+            Ok(store)
+        }
         Err(StoreError::Lock(LockError::Held { holder, .. })) => bail!(
             "a modhost (pid {holder}) holds the store in {}: stop it first, then run this command again \
              (the store has one user at a time, and a running server owns it)",
