@@ -48,8 +48,10 @@ polyglot: setup-polyglot
 ## benchmark gates: the client's mix at a small scale, every answer validated, with a floor at about a
 ## third of what a 2-core machine does (a regression of kind, not of noise), and a trivial route's
 ## server CPU per request against raw hyper's in the same run (fresh instance and reuse, zlib answers),
-## under ceilings between what the code does (about 7x and 2.6x) and what it did before issue 16's
-## work (10-13x and 5-6.5x). Both print their numbers.
+## under ceilings of about 1.4x what the code does. The fresh ratio depends on the machine's page-fault
+## cost: one VM measured 7x and 2.6x, the current one (kernel 6.18, a Firecracker guest) 11.6x and 3.6x
+## for the code before issue 17 as well as after; 16x and 5x still catch a doubling of what modhost
+## adds. Both print their numbers.
 test: setup polyglot setup-browser
 	cargo test --release
 	@# The game is built for wasm32 and is not a default member (its serde_json features differ); its
@@ -62,7 +64,7 @@ test: setup polyglot setup-browser
 	test -x target/release/route-cost && test -x target/release/hyper-hello
 	$(MAKE) check-mods
 	target/release/modhost-bench --items 1000 --rounds 6 --moves 15 --keepalive --floor 400 --label "make test gate"
-	target/release/route-cost --reps 3 --secs 2 --max-fresh 9.5 --max-reuse 4
+	target/release/route-cost --reps 3 --secs 2 --max-fresh 16 --max-reuse 5
 
 ## check-mods: `modhost check` on every plugin and example (built by the test build); fails on what
 ## its policy fails (a trap, a timeout, a 5xx, a log or store flood).
