@@ -9,15 +9,7 @@ use std::io::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The fixture (`fx`) beside the hello example (`hello`), with the player's `modhost.toml`.
-async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::Config)) -> TestServer {
-    let builder = TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, super::FX_GRANTS)
-        .with_mod("hello", guests::HELLO, "")
-        .config(configure);
-    std::fs::write(builder.root().join("modhost.toml"), player_toml).unwrap();
-    builder.start().await.unwrap()
-}
+use super::two_mods;
 
 /// Why `fx` is quarantined, if it is.
 fn quarantined(server: &TestServer) -> Option<String> {

@@ -6,16 +6,7 @@ use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, guests};
 use std::time::{Duration, Instant};
 
-/// The fixture (`fx`, granted `fx` in the db) beside the hello example (`hello`), with the player's
-/// `modhost.toml` holding `player_toml`.
-async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::Config)) -> TestServer {
-    let builder = TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, super::FX_GRANTS)
-        .with_mod("hello", guests::HELLO, "")
-        .config(configure);
-    std::fs::write(builder.root().join("modhost.toml"), player_toml).unwrap();
-    builder.start().await.unwrap()
-}
+use super::two_mods;
 
 /// Each attack and what its answer must say (`tests/isolation.rs` runs the same list).
 pub(crate) const ATTACKS: [(&str, &[u8], u16, &str); 9] = [

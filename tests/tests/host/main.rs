@@ -30,3 +30,14 @@ const FX_GRANTS: &str = "[grants]\ndb_write = [\"fx\"]";
 async fn fixture_server() -> TestServer {
     TestServer::builder().with_mod("fx", guests::FIXTURE, FX_GRANTS).start().await.expect("starting the fixture server")
 }
+
+/// The fixture (`fx`, granted `FX_GRANTS`) beside the hello example (`hello`), with the player's
+/// `modhost.toml` holding `player_toml`.
+async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::Config)) -> TestServer {
+    let builder = TestServer::builder()
+        .with_mod("fx", guests::FIXTURE, FX_GRANTS)
+        .with_mod("hello", guests::HELLO, "")
+        .config(configure);
+    std::fs::write(builder.root().join("modhost.toml"), player_toml).unwrap();
+    builder.start().await.unwrap()
+}
