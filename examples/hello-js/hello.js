@@ -5,8 +5,8 @@
 //   GET  /hello/items   the whole item table by db reference (never copied into the mod)
 //   GET  /hello/fail    the SPT error envelope (err 1), without failing the request
 
-import * as db from "modhost:plugin/db@0.1.0";
-import * as store from "modhost:plugin/store@0.1.0";
+import * as db from "modhost:plugin/db@0.1.1";
+import * as store from "modhost:plugin/store@0.1.1";
 import { decodeJson, encodeJson, error, fail, ok, okDb, route } from "./modhost.js";
 
 const ROUBLES = "5449016a4bdc2d6f028b456f";

@@ -18,12 +18,15 @@ mod bindings;
 mod budget;
 mod command;
 mod compile;
+mod config;
 mod db;
 mod engine;
 mod instance;
 mod log;
 mod logcap;
+mod mods;
 mod output;
+mod peers;
 mod state;
 mod store;
 

@@ -44,6 +44,11 @@ pub struct ModContext {
     /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
     /// loaded (`Runtime::load`).
     pub db_patch_bytes: AtomicUsize,
+    /// Its effective configuration (`config.rs`): `{}` when it has none.
+    pub config: Arc<serde_json::Value>,
+    /// The generation it belongs to, for events and calls (`peers.rs`); empty outside a server
+    /// (`modhost test-runner`), where an event reaches nobody and a call finds no mod.
+    pub(crate) peers: std::sync::OnceLock<std::sync::Weak<super::peers::Peers>>,
 }
 
 impl ModContext {
@@ -59,6 +64,8 @@ impl ModContext {
             log: LogRate::default(),
             last_trap: Mutex::new(None),
             db_patch_bytes: AtomicUsize::new(crate::config::Limits::default().db_patch_bytes),
+            config: Arc::new(serde_json::Value::Object(serde_json::Map::new())),
+            peers: std::sync::OnceLock::new(),
         }
     }
 
