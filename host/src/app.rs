@@ -29,7 +29,7 @@ pub struct App {
     pub store: Arc<Store>,
     /// The per-session locks (shared across generations, so one session's requests never overlap
     /// even when a reload lands between them).
-    pub sessions: SessionLocks,
+    pub sessions: Arc<SessionLocks>,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
     pub body_cache: crate::body_cache::BodyCache,
     /// Request body bytes held in memory across all connections, one permit a byte.
@@ -95,7 +95,7 @@ impl App {
             config,
             base,
             store,
-            sessions: SessionLocks::default(),
+            sessions: runtime.sessions().clone(),
             metrics: crate::metrics::Metrics::with_memory(runtime.budget().cloned()),
             current: ArcSwap::from_pointee(first),
             reloading: tokio::sync::Mutex::new(()),

@@ -83,6 +83,21 @@ pub struct LimitOverrides {
     pub store_keys: Option<u64>,
     /// The largest `db.patch` document, MiB.
     pub db_patch_mib: Option<usize>,
+    /// What a failing hook of this mod does to the request: `"skip"` (the default: the hook is
+    /// logged and passed over, so a broken add-on cannot take the game down) or `"fail"` (the
+    /// request fails, naming the hook's mod).
+    pub hook_errors: Option<HookErrors>,
+}
+
+/// What a failing hook does to its request (`hook_errors` in `modhost.toml`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookErrors {
+    /// Log it, count it, go on as if the hook had not been there.
+    #[default]
+    Skip,
+    /// Fail the request with the hook's failure.
+    Fail,
 }
 
 /// The player's `<root>/modhost.toml`.
@@ -227,6 +242,9 @@ impl LimitOverrides {
         if let Some(n) = self.db_patch_mib {
             out.db_patch_bytes = mib_bytes("db_patch_mib", n, MAX_DB_PATCH_MIB, "")?;
         }
+        if let Some(policy) = self.hook_errors {
+            out.hook_errors = policy;
+        }
         Ok(out)
     }
 }
@@ -313,6 +331,8 @@ pub struct Limits {
     /// The largest document one `db.patch` may carry: validating and merging cost its size, inside
     /// one call that its deadline cannot stop.
     pub db_patch_bytes: usize,
+    /// What a failing hook of the mod does to the request.
+    pub hook_errors: HookErrors,
 }
 
 /// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
@@ -353,6 +373,7 @@ impl Default for Limits {
             // far less. A 16 MiB table merged member by member into an existing one costs about 1.7 s
             // and 0.8 GB here (`patch-cost`), off the async workers; into nothing, its copy.
             db_patch_bytes: 16 << 20,
+            hook_errors: HookErrors::Skip,
         }
     }
 }

@@ -11,11 +11,11 @@
 //! Key types: [`Generation`], [`LoadReport`].
 
 use crate::config::Config;
-use crate::sandbox::{CompileSource, LoadedMod, ModContext, Runtime, WitMatchKind};
+use crate::sandbox::{Chain, CompileSource, LoadedMod, ModContext, Peers, Runtime, Step, WitMatchKind};
 use anyhow::Context as _;
 use modhost_db::Db;
 use modhost_mods::Origin;
-use modhost_routes::{MatchKind, RouteTable, RouteTableBuilder};
+use modhost_routes::{HookTable, MatchKind, RouteTable, RouteTableBuilder};
 use modhost_store::Store;
 use std::collections::HashSet;
 use std::path::Path;
@@ -39,6 +39,11 @@ pub struct Generation {
     pub db: Arc<Db>,
     /// Which mod answers which route.
     pub routes: RouteTable<Arc<LoadedMod>>,
+    /// The hooks on routes, each with its rank in the one order they run in.
+    pub hooks: HookTable<Arc<Hook>>,
+    /// The mods as events and calls reach them.
+    /// Held here, so the weak references the mods hold live as long as the generation.
+    _peers: Arc<Peers>,
     /// The loaded mods, in load order.
     pub mods: Vec<Arc<LoadedMod>>,
     /// What was loaded and left out.
@@ -47,6 +52,17 @@ pub struct Generation {
     pub built_at: SystemTime,
     /// How long building it took.
     pub build_time: Duration,
+}
+
+/// One hook of a loaded mod.
+#[derive(Debug)]
+pub struct Hook {
+    /// The mod whose hook it is.
+    pub module: Arc<LoadedMod>,
+    /// As it declared it.
+    pub spec: modhost_mods::HookSpec,
+    /// Its place in the generation's one hook order (0 runs first).
+    pub rank: usize,
 }
 
 /// One loaded mod, for the report.
@@ -133,6 +149,8 @@ impl Generation {
         let mut sources: Vec<Option<modhost_mods::ModSource>> = sources.into_iter().map(Some).collect();
         let mut failed: HashSet<modhost_mods::ModId> = HashSet::new();
         let mut loaded = Vec::new();
+        let mut manifests = Vec::new();
+        let peers = Arc::new(Peers::new(runtime.sessions().clone()));
         let mut builder = RouteTableBuilder::default();
         for i in resolution.order {
             let Some(mut source) = sources[i].take() else { continue };
@@ -143,7 +161,8 @@ impl Generation {
             let outcome = match source.manifest.requires.keys().find(|dep| failed.contains(*dep)) {
                 Some(dep) => Err(anyhow::anyhow!("it requires `{dep}`, which failed to load")),
                 None => {
-                    load_one(runtime, &source.manifest, wasm, config.limits_for(&id), &db, store, &mut builder).await
+                    let limits = config.limits_for(&id);
+                    load_one(runtime, &source.manifest, wasm, limits, &db, store, &peers, &mut builder).await
                 }
             };
             match outcome {
@@ -167,7 +186,9 @@ impl Generation {
                         info.load_time.as_secs_f64() * 1e3
                     );
                     report.loaded.push(info);
+                    peers.add(module.clone());
                     loaded.push(module);
+                    manifests.push(source.manifest);
                 }
                 Err(e) => {
                     tracing::error!("mod {id} was not loaded: {e:#}");
@@ -186,6 +207,8 @@ impl Generation {
             number,
             db,
             routes: builder.build(),
+            hooks: hook_table(&loaded, &manifests),
+            _peers: peers,
             mods: loaded,
             report,
             built_at: SystemTime::now(),
@@ -215,8 +238,27 @@ pub(crate) fn write_default_db(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every hook of the loaded mods (`mods`, in load order, with their `manifests`) in one table, ranked
+/// by `modhost_mods::order_hooks`.
+fn hook_table(mods: &[Arc<LoadedMod>], manifests: &[modhost_mods::Manifest]) -> HookTable<Arc<Hook>> {
+    let owners: Vec<modhost_mods::HookOwner<'_>> = mods
+        .iter()
+        .zip(manifests)
+        .map(|(m, manifest)| modhost_mods::HookOwner { manifest, declarations: m.declarations() })
+        .collect();
+    let mut table = HookTable::default();
+    for (rank, (m, h)) in modhost_mods::order_hooks(&owners).into_iter().enumerate() {
+        let spec = mods[m].declarations().hooks[h].clone();
+        let kind = if spec.prefix { MatchKind::Prefix } else { MatchKind::Exact };
+        let path = spec.path.clone();
+        table.insert(&path, kind, rank, Arc::new(Hook { module: mods[m].clone(), spec, rank }));
+    }
+    table
+}
+
 /// Compiles, links and initialises one mod against `db`; its routes join `builder` only when its
 /// `init` succeeded.
+#[allow(clippy::too_many_arguments, reason = "one call site; each is a different part of the generation")]
 async fn load_one(
     runtime: &Arc<Runtime>,
     manifest: &modhost_mods::Manifest,
@@ -224,10 +266,14 @@ async fn load_one(
     limits: crate::config::Limits,
     db: &Arc<Db>,
     store: &Arc<Store>,
+    peers: &Arc<Peers>,
     builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &manifest.id;
-    let cx = Arc::new(ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone()));
+    let cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
+    let _ = cx.peers.set(Arc::downgrade(peers));
+    let cx = Arc::new(cx);
+    let load_chain = || Chain::root(id, Step::Load, None);
     // Cranelift is CPU-bound for up to seconds: off the async workers, so serving goes on beside it.
     let (runtime2, reuse) = (runtime.clone(), manifest.reuse);
     let (loaded, compile) = tokio::task::spawn_blocking(move || runtime2.load(&wasm, cx, reuse, limits))
@@ -242,7 +288,7 @@ async fn load_one(
         e
     };
     let routes: Vec<(String, MatchKind)> = loaded
-        .routes()
+        .routes(load_chain())
         .await
         .context("asking for its routes")
         .map_err(undo)?
@@ -257,10 +303,15 @@ async fn load_one(
         .collect();
     // Route conflicts are checked before `init` runs, so a refused mod's `init` never runs.
     builder.check(id, &routes).map_err(|e| undo(e.into()))?;
+    // So are its declarations: hooks it has no grant for, bad topic or function names.
+    let check = |d: &modhost_mods::Declarations| {
+        d.check(&manifest.grants, &modhost_routes::RESERVED).map_err(anyhow::Error::from)
+    };
+    loaded.declare(load_chain(), check).await.context("its declarations").map_err(undo)?;
     // A mod whose init fails is left out, and so are the patches it made before failing. What it
     // wrote to the store stays: the store is the players' durable state, shared with the serving
     // generation, and is never rolled back (docs/lifecycle.md, "Loading").
-    if let Err(e) = loaded.init().await {
+    if let Err(e) = loaded.init(load_chain()).await {
         return Err(undo(anyhow::Error::from(e).context("its init failed (its db patches were undone)")));
     }
     builder.add_all(id, &routes, loaded.clone()).map_err(|e| undo(e.into()))?;

@@ -8,7 +8,12 @@
 //! db_write = ["templates.items", "globals.config"]  # db paths it may patch, and everything under them
 //! store_read = ["emulator"]                          # other mods' namespaces it may read
 //! store_write = ["emulator"]                         # … and write (implies read)
+//! hook = ["/client/game/", "/client/items"]           # routes of other mods it may hook (a path, or a prefix ending in `/`)
+//! call = ["emulator"]                                 # mods whose functions it may call
 //! ```
+//!
+//! Hooks and calls are grants because of what they reach: a hook reads requests that carry a player's
+//! session, and a call runs another mod's code with the caller's data.
 //!
 //! A call outside its grants is refused with `denied` and a message naming the grant it lacks. Prefixes
 //! are whole path segments: `templates.items` covers `templates.items.x`, not `templates.itemsx`.
@@ -31,6 +36,12 @@ pub struct GrantsToml {
     /// Other mods' store namespaces the mod may read and write.
     #[serde(default)]
     pub store_write: Vec<String>,
+    /// Route paths the mod may hook: a path, or a prefix ending in `/` covering every path under it.
+    #[serde(default)]
+    pub hook: Vec<String>,
+    /// Mods whose functions the mod may call.
+    #[serde(default)]
+    pub call: Vec<String>,
 }
 
 /// A mod's grants, checked. Deserializing one checks it (`mod.toml`'s `[grants]`).
@@ -40,6 +51,8 @@ pub struct Grants {
     db_write: Vec<Vec<String>>,
     store_read: BTreeSet<ModId>,
     store_write: BTreeSet<ModId>,
+    hook: Vec<String>,
+    call: BTreeSet<ModId>,
 }
 
 /// A `[grants]` table that names something that cannot be granted.
@@ -51,6 +64,12 @@ pub enum GrantsError {
     /// A store namespace is not a mod id.
     #[error("[grants]: {0} (a store namespace)")]
     Namespace(crate::InvalidModId),
+    /// A `call` entry is not a mod id.
+    #[error("[grants] call: {0}")]
+    Callee(crate::InvalidModId),
+    /// A `hook` entry is not a path.
+    #[error("[grants] hook: `{0}` is not a route path (it must start with `/`)")]
+    HookPath(String),
 }
 
 /// A call outside the mod's grants: the message names the grant it lacks.
@@ -77,6 +96,20 @@ pub enum Denied {
     /// The path is not a db path at all.
     #[error(transparent)]
     BadPath(DbError),
+    /// Hooking `path` needs a `hook` grant covering it.
+    #[error(
+        "hooking {path} needs a grant: add \"{path}\" (or a prefix of it ending in `/`) to hook under [grants] in mod.toml"
+    )]
+    Hook {
+        /// The hooked path.
+        path: String,
+    },
+    /// Calling into mod `target` needs a `call` grant naming it.
+    #[error("calling mod `{target}` needs a grant: add \"{target}\" to call under [grants] in mod.toml")]
+    Call {
+        /// The mod called.
+        target: String,
+    },
 }
 
 fn shown_path(path: &str) -> String {
@@ -104,6 +137,15 @@ impl Grants {
                 set.insert(ModId::parse(namespace).map_err(GrantsError::Namespace)?);
             }
         }
+        for path in &table.hook {
+            if !path.starts_with('/') {
+                return Err(GrantsError::HookPath(path.clone()));
+            }
+            grants.hook.push(path.clone());
+        }
+        for target in &table.call {
+            grants.call.insert(ModId::parse(target).map_err(GrantsError::Callee)?);
+        }
         Ok(grants)
     }
 
@@ -124,6 +166,24 @@ impl Grants {
         Err(Denied::Store { namespace: namespace.to_owned(), write })
     }
 
+    /// May the mod hook `path` (a route path, exact or a prefix)? A grant covers the path itself and,
+    /// when it ends in `/`, every path under it.
+    pub fn check_hook(&self, path: &str) -> Result<(), Denied> {
+        let covered = |grant: &String| grant == path || (grant.ends_with('/') && path.starts_with(grant.as_str()));
+        if self.hook.iter().any(covered) {
+            return Ok(());
+        }
+        Err(Denied::Hook { path: path.to_owned() })
+    }
+
+    /// May the mod call functions of mod `target`?
+    pub fn check_call(&self, target: &str) -> Result<(), Denied> {
+        if self.call.contains(target) {
+            return Ok(());
+        }
+        Err(Denied::Call { target: target.to_owned() })
+    }
+
     /// Every grant in words, for `modhost mods` and status pages; empty when the mod has none.
     pub fn describe(&self) -> Vec<String> {
         let mut out: Vec<String> = self
@@ -141,6 +201,8 @@ impl Grants {
         out.extend(
             self.store_read.iter().filter(|ns| !self.store_write.contains(*ns)).map(|ns| format!("store read: {ns}")),
         );
+        out.extend(self.hook.iter().map(|path| format!("hook: {path}")));
+        out.extend(self.call.iter().map(|target| format!("call: {target}")));
         out
     }
 }
@@ -151,7 +213,13 @@ mod tests {
 
     fn grants(db: &[&str], read: &[&str], write: &[&str]) -> Grants {
         let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        Grants::new(&GrantsToml { db_write: owned(db), store_read: owned(read), store_write: owned(write) }).unwrap()
+        let table = GrantsToml {
+            db_write: owned(db),
+            store_read: owned(read),
+            store_write: owned(write),
+            ..Default::default()
+        };
+        Grants::new(&table).unwrap()
     }
 
     #[test]
@@ -177,6 +245,28 @@ mod tests {
         assert!(g.check_store("me", "shared", true).is_ok());
         assert!(g.check_store("me", "other", false).unwrap_err().to_string().contains("`other`"));
         assert_eq!(g.describe(), ["store read+write: shared", "store read: emulator"]);
+    }
+
+    #[test]
+    fn hook_and_call_grants_cover_what_they_name() {
+        let table = GrantsToml {
+            hook: vec!["/client/game/".into(), "/client/items".into()],
+            call: vec!["emulator".into()],
+            ..Default::default()
+        };
+        let g = Grants::new(&table).unwrap();
+        for ok in ["/client/game/start", "/client/game/", "/client/items"] {
+            assert!(g.check_hook(ok).is_ok(), "{ok}");
+        }
+        for refused in ["/client/items/x", "/client/gamex", "/client/", "/"] {
+            let e = g.check_hook(refused).unwrap_err().to_string();
+            assert!(e.contains("to hook under [grants]") && e.contains(refused), "{refused}: {e}");
+        }
+        assert!(g.check_call("emulator").is_ok());
+        assert!(g.check_call("other").unwrap_err().to_string().contains("add \"other\" to call"));
+        assert_eq!(g.describe(), ["hook: /client/game/", "hook: /client/items", "call: emulator"]);
+        assert!(Grants::new(&GrantsToml { hook: vec!["client".into()], ..Default::default() }).is_err());
+        assert!(Grants::new(&GrantsToml { call: vec!["No".into()], ..Default::default() }).is_err());
     }
 
     #[test]

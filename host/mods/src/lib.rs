@@ -1,17 +1,23 @@
 //! modhost's mods before they run: what a mod says about itself (`mod.toml`: [`Manifest`], with its
 //! [`Grants`]), the player's mod folders ([`discover`]), and which mods can load together and in what
-//! order ([`resolve`]).
+//! order ([`resolve`]), and what each takes part in beyond its routes ([`Declarations`]: hooks,
+//! subscriptions, functions) with the order hooks run in ([`order_hooks`]).
 //!
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
 //! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
 #![warn(missing_docs)]
 
+mod declare;
 mod grants;
 mod id;
 mod manifest;
 mod resolve;
 
+pub use declare::{
+    Declarations, DeclareError, HookOwner, HookSpec, MAX_DECLARED, MAX_NAME, Phase, check_function, check_topic,
+    order_hooks,
+};
 pub use grants::{Denied, Grants, GrantsError, GrantsToml};
 pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};

@@ -1,13 +1,17 @@
 //! modhost's route table: which mod answers which URL path, and the one list of paths the host keeps
 //! for itself ([`RESERVED`], [`host_path`]).
 //!
-//! Key types: [`RouteTable`] (immutable once built; replaced whole on reload) and [`RouteTableBuilder`]
+//! Key types: [`RouteTable`], [`HookTable`] (every hook a URL reaches, in run order), (immutable once built; replaced whole on reload) and [`RouteTableBuilder`]
 //! (refuses two owners of one route, naming both). Matching: the query string is ignored, an exact route
 //! beats any prefix, and among prefixes the longest wins; registration order never matters. The SDK's
 //! `Router` matches the same way inside a mod; a test in `modhost-tests` checks the two agree. This
 //! crate knows nothing of wasmtime or hyper: the value stored per route is generic.
 
 #![warn(missing_docs)]
+
+mod hooks;
+
+pub use hooks::HookTable;
 
 use std::collections::HashMap;
 

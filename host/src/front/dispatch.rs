@@ -5,11 +5,12 @@
 //! request in `/metrics` and `--perf`.
 //!
 //! What a reader must not break: a request takes the serving generation once, at route lookup, and
-//! keeps it to its end (db references included); the session lock is released when the mod returns,
+//! keeps it to its end (db references included); the session lock is held around the route's whole
+//! chain (its hooks, the owner, what they emit and call, `chain.rs`) and released when it returns,
 //! before the answer is written, so a client that reads slowly never holds up its session's next
 //! request.
 
-use super::answer::{self, Answer, PartsBody, assemble, mod_failed};
+use super::answer::{self, Answer, PartsBody, assemble};
 use super::{request, session};
 use crate::app::App;
 use crate::body_cache::Part;
@@ -170,15 +171,15 @@ async fn call_mod(
     };
     lap(&mut trace, &mut clock, Phase::LockWait);
     served.module = Some(module.id().to_owned());
-    let result = module.handle(mod_request, trace.as_deref_mut()).await;
+    let result = super::chain::run(&generation, &module, mod_request, session, trace.as_deref_mut()).await;
     drop(guard);
     drop(permit);
     if let Some(start) = clock.as_mut() {
         *start = Instant::now();
     }
 
-    let response = result.map_err(|e| mod_failed(module.id(), &e))?;
-    let answer = assemble(&generation.db, &module, response);
+    let outcome = result?;
+    let answer = assemble(&generation.db, &outcome.shaped_by, outcome.response);
     lap(&mut trace, &mut clock, Phase::Assemble);
     answer
 }

@@ -18,7 +18,8 @@
 //!    budget, and inflated when it is zlib (bounded; 400 when it looks like zlib and is not).
 //! 7. **Lock** (`dispatch.rs`): the session's lock (`crate::session`), 503 after its timeout, released
 //!    when the mod returns.
-//! 8. **Call** (`dispatch.rs`): the mod's `handle`, in the sandbox under its limits.
+//! 8. **Call** (`chain.rs`): the route's chain: the before-hooks that reach its URL, the owner's
+//!    `handle`, the after-hooks, each in its own mod's sandbox under that mod's limits.
 //! 9. **Answer** (`answer.rs`): a mod's error → status; its response checked and its db references
 //!    spliced from one snapshot.
 //! 10. **Compress** (`compress.rs`): zlib unless the client asked for identity, large answers through
@@ -28,6 +29,7 @@
 //! `modhost-wire` crate, which these steps apply.
 
 mod answer;
+mod chain;
 mod compress;
 mod dispatch;
 mod guard;

@@ -16,17 +16,22 @@
 //! (a memory trap or a deadline on a large body), what the server's state explains (a full pool or
 //! budget) and the mod's own error values are never strikes.
 
-use super::bindings::{Plugin, PluginPre, Request, Response, Route};
+use super::bindings::full::exports::modhost::plugin::guest::{
+    Declarations as WitDeclarations, Event, Guest, GuestIndices, Invocation, Phase as WitPhase, ResponseEdit, Verdict,
+};
+use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
 use super::logcap;
+use super::peers::Chain;
 use super::state::{CallState, Limiter, ModContext};
 use crate::config::Limits;
 use crate::perf::{Phase, Trace};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use wasmtime::component::InstancePre;
 use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 
 /// Why a call into a mod did not produce an answer.
@@ -127,7 +132,13 @@ fn stderr_suffix(stderr: &str) -> String {
 /// A mod ready to run.
 pub struct LoadedMod {
     cx: Arc<ModContext>,
-    pre: PluginPre<CallState>,
+    pre: InstancePre<CallState>,
+    /// Where `routes`, `init` and `handle` are among its exports.
+    indices: PluginIndices,
+    /// Where the `guest` export's functions are: only a mod of the `full` world has them.
+    guest: Option<GuestIndices>,
+    /// What it takes part in (hooks, topics, functions), answered by `declare` at load.
+    declarations: OnceLock<modhost_mods::Declarations>,
     limits: Limits,
     /// Calls per instance before it is dropped; 1 means a fresh instance per call.
     reuse: u32,
@@ -167,11 +178,25 @@ const MAX_IDLE: usize = 8;
 /// A live instance, the slot it holds, and the calls it has served.
 struct Instance {
     store: Store<CallState>,
-    plugin: Plugin,
+    bound: Bound,
     uses: u32,
     _slot: OwnedSemaphorePermit,
     _own_slot: OwnedSemaphorePermit,
 }
+
+/// An instance's exports: the `plugin` world's, loaded at instantiation, and the instance itself, for
+/// the `guest` export, loaded only by the calls that use it (a request's `handle` never pays for it).
+pub(super) struct Bound {
+    plugin: Plugin,
+    instance: wasmtime::component::Instance,
+}
+
+/// What a mod that declared nothing takes part in.
+static NOTHING: modhost_mods::Declarations = modhost_mods::Declarations {
+    hooks: Vec::new(),
+    subscriptions: std::collections::BTreeSet::new(),
+    functions: std::collections::BTreeSet::new(),
+};
 
 impl std::fmt::Debug for LoadedMod {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -180,18 +205,24 @@ impl std::fmt::Debug for LoadedMod {
 }
 
 impl LoadedMod {
+    /// A mod of `pre`, which must export the `plugin` world (the `guest` export is optional).
     pub(crate) fn new(
         cx: Arc<ModContext>,
-        pre: PluginPre<CallState>,
+        pre: InstancePre<CallState>,
         limits: Limits,
         reuse: u32,
         slots: Arc<Semaphore>,
         memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
-    ) -> Self {
+    ) -> wasmtime::Result<Self> {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
-        LoadedMod {
+        let indices = PluginIndices::new(&pre)?;
+        let guest = GuestIndices::new(&pre).ok();
+        Ok(LoadedMod {
             cx,
             pre,
+            indices,
+            guest,
+            declarations: OnceLock::new(),
             limits,
             reuse: reuse.max(1),
             idle: Mutex::new(Vec::new()),
@@ -204,7 +235,22 @@ impl LoadedMod {
             quarantine: Mutex::new(None),
             artifact: None,
             is_quarantined: AtomicBool::new(false),
-        }
+        })
+    }
+
+    /// What it takes part in: hooks, topics, functions (nothing until `declare` ran at load).
+    pub fn declarations(&self) -> &modhost_mods::Declarations {
+        self.declarations.get().unwrap_or(&NOTHING)
+    }
+
+    /// Whether it exports `guest` (it was built for the `full` world).
+    pub fn has_guest(&self) -> bool {
+        self.guest.is_some()
+    }
+
+    /// The shared context as an `Arc` (for the peers' registry).
+    pub(crate) fn context_arc(&self) -> &Arc<ModContext> {
+        &self.cx
     }
 
     /// What the mod may change beyond its own store namespace.
@@ -283,28 +329,118 @@ impl LoadedMod {
     }
 
     /// Asks the mod for its routes (at load).
-    pub(crate) async fn routes(&self) -> Result<Vec<Route>, CallError> {
+    pub(crate) async fn routes(&self, chain: Chain) -> Result<Vec<Route>, CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, None, async |store, plugin| Ok(Ok(plugin.call_routes(store).await?))).await
+        self.call(deadline, false, None, chain, async |store, bound| Ok(Ok(bound.plugin.call_routes(store).await?)))
+            .await
+    }
+
+    /// Asks a mod of the `full` world what it takes part in (at load, after `routes`), and keeps the
+    /// answer once `check` accepts it; a mod without the `guest` export declares nothing.
+    pub(crate) async fn declare(
+        &self,
+        chain: Chain,
+        check: impl FnOnce(&modhost_mods::Declarations) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let Some(indices) = &self.guest else { return Ok(()) };
+        let deadline = self.limits.init_deadline;
+        let declared = self
+            .call(deadline, false, None, chain, async |store, bound| {
+                let guest = indices.load(&mut *store, &bound.instance)?;
+                Ok(Ok(guest.call_declare(store).await?))
+            })
+            .await?;
+        let declarations = convert_declarations(declared);
+        check(&declarations)?;
+        let _ = self.declarations.set(declarations);
+        Ok(())
     }
 
     /// Runs the mod's `init` (at load).
-    pub(crate) async fn init(&self) -> Result<(), CallError> {
+    pub(crate) async fn init(&self, chain: Chain) -> Result<(), CallError> {
         let deadline = self.limits.init_deadline;
-        self.call(deadline, false, None, async |store, plugin| plugin.call_init(store).await).await
+        self.call(deadline, false, None, chain, async |store, bound| bound.plugin.call_init(store).await).await
     }
 
     /// Answers one request. With a `trace` (`--perf`), the checkout, the guest's own time and each host
     /// call are added to it.
-    pub(crate) async fn handle(&self, request: Request, trace: Option<&mut Trace>) -> Result<Response, CallError> {
+    pub(crate) async fn handle(
+        &self,
+        request: &Request,
+        chain: Chain,
+        trace: Option<&mut Trace>,
+    ) -> Result<Response, CallError> {
         if let Some(reason) = self.quarantined() {
             return Err(CallError::Quarantined(reason));
         }
         let (deadline, body) = (self.limits.call_deadline, request.body.len());
         let result = self
-            .call(deadline, true, trace, async move |store, plugin| plugin.call_handle(store, &request).await)
+            .call(deadline, true, trace, chain, async move |store, bound| {
+                bound.plugin.call_handle(store, request).await
+            })
             .await;
         self.tally(&result, body);
+        result
+    }
+
+    /// Runs its before-hook on `hook` (the path as declared).
+    pub(crate) async fn before(&self, hook: &str, request: &Request, chain: Chain) -> Result<Verdict, CallError> {
+        self.guest_call(request.body.len(), chain, async move |store, guest| {
+            guest.call_before(store, hook, request).await
+        })
+        .await
+    }
+
+    /// Runs its after-hook on `hook` over `response`.
+    pub(crate) async fn after(
+        &self,
+        hook: &str,
+        request: &Request,
+        response: &Response,
+        chain: Chain,
+    ) -> Result<Option<ResponseEdit>, CallError> {
+        self.guest_call(request.body.len(), chain, async move |store, guest| {
+            guest.call_after(store, hook, request, response).await
+        })
+        .await
+    }
+
+    /// Delivers one event.
+    pub(crate) async fn on_event(&self, event: &Event, chain: Chain) -> Result<(), CallError> {
+        self.guest_call(event.payload.len(), chain, async move |store, guest| guest.call_on_event(store, event).await)
+            .await
+    }
+
+    /// Runs one of its functions.
+    pub(crate) async fn invoke(&self, invocation: &Invocation, chain: Chain) -> Result<Vec<u8>, CallError> {
+        self.guest_call(invocation.payload.len(), chain, async move |store, guest| {
+            guest.call_invoke(store, invocation).await
+        })
+        .await
+    }
+
+    /// A call into the `guest` export, with `handle`'s rules: the call deadline, reuse, quarantine,
+    /// strikes (`input`: the size of what the caller passed, as a request body is for `handle`).
+    async fn guest_call<R>(
+        &self,
+        input: usize,
+        chain: Chain,
+        f: impl AsyncFnOnce(&mut Store<CallState>, &Guest) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+    ) -> Result<R, CallError> {
+        if let Some(reason) = self.quarantined() {
+            return Err(CallError::Quarantined(reason));
+        }
+        let Some(indices) = &self.guest else {
+            // Nothing is routed to a mod that declared nothing; a mod without `guest` declares nothing.
+            return Err(CallError::Mod { status: 500, message: "the mod does not export `guest`".into() });
+        };
+        let result = self
+            .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
+                let guest = indices.load(&mut *store, &bound.instance)?;
+                f(store, &guest).await
+            })
+            .await;
+        self.tally(&result, input);
         result
     }
 
@@ -313,7 +449,8 @@ impl LoadedMod {
         deadline: Duration,
         reusable: bool,
         trace: Option<&mut Trace>,
-        f: impl AsyncFnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+        chain: Chain,
+        f: impl AsyncFnOnce(&mut Store<CallState>, &Bound) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
         let checkout = trace.is_some().then(Instant::now);
@@ -325,7 +462,7 @@ impl LoadedMod {
             instance.store.data_mut().trace = Some(Trace::default());
             (t, Instant::now())
         });
-        instance.store.data_mut().begin_call();
+        instance.store.data_mut().begin_call(chain);
 
         // The epoch deadline stops a guest running wasm; the timeout also stops a guest waiting inside
         // an async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
@@ -333,9 +470,9 @@ impl LoadedMod {
         let result = if self.limits.enforce {
             arm_deadline(&mut instance.store, deadline);
             let grace = deadline + 2 * self.limits.epoch_tick;
-            tokio::time::timeout(grace, f(&mut instance.store, &instance.plugin)).await
+            tokio::time::timeout(grace, f(&mut instance.store, &instance.bound)).await
         } else {
-            Ok(f(&mut instance.store, &instance.plugin).await)
+            Ok(f(&mut instance.store, &instance.bound).await)
         };
         if let (Some(trace), Some((checkout, call))) = (trace, started) {
             let host = instance.store.data_mut().trace.take().unwrap_or_default();
@@ -424,7 +561,7 @@ impl LoadedMod {
             .build();
         let limiter = Limiter::new(limits, self.memory.clone());
         let state = CallState::new(self.cx.clone(), limiter, self.limits.output_bytes);
-        let mut store = Store::new(self.pre.engine(), state);
+        let mut store = Store::new(self.pre.component().engine(), state);
         let instantiating = if self.limits.enforce {
             store.limiter_async(|s| &mut s.limits);
             store.set_hostcall_fuel(self.limits.hostcall_bytes);
@@ -437,8 +574,8 @@ impl LoadedMod {
         } else {
             Ok(self.pre.instantiate_async(&mut store).await)
         };
-        let plugin = match instantiating {
-            Ok(Ok(plugin)) => plugin,
+        let instance = match instantiating {
+            Ok(Ok(instance)) => instance,
             Ok(Err(e)) => return Err(instantiation_failed(&e, &store.data().limits, wait)),
             Err(_) => {
                 return Err(CallError::Instantiate(format!(
@@ -447,7 +584,8 @@ impl LoadedMod {
                 )));
             }
         };
-        Ok(Instance { store, plugin, uses: 0, _slot: slot, _own_slot: own_slot })
+        let plugin = self.indices.load(&mut store, &instance).map_err(|e| CallError::Instantiate(e.to_string()))?;
+        Ok(Instance { store, bound: Bound { plugin, instance }, uses: 0, _slot: slot, _own_slot: own_slot })
     }
 
     /// Logs a call's stdout/stderr under the mod's id, line by line, cleaned and within its log caps.
@@ -495,6 +633,29 @@ pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
             Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
         }
     });
+}
+
+/// The WIT's declarations as the engine checks them.
+fn convert_declarations(declared: WitDeclarations) -> modhost_mods::Declarations {
+    let hooks = declared
+        .hooks
+        .into_iter()
+        .map(|h| modhost_mods::HookSpec {
+            path: h.route.path,
+            prefix: matches!(h.route.kind, MatchKind::Prefix),
+            phase: match h.phase {
+                WitPhase::Before => modhost_mods::Phase::Before,
+                WitPhase::After => modhost_mods::Phase::After,
+            },
+            priority: h.priority,
+            body: h.body,
+        })
+        .collect();
+    modhost_mods::Declarations {
+        hooks,
+        subscriptions: declared.subscriptions.into_iter().collect(),
+        functions: declared.functions.into_iter().collect(),
+    }
 }
 
 /// A mod's error value, with the HTTP status its kind means: the mod's own words about the request

@@ -30,6 +30,7 @@ mod peers;
 mod state;
 mod store;
 
+pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
 pub(crate) use budget::{MemoryBudget, ModUsage};
 pub use command::CommandExit;
@@ -40,6 +41,7 @@ pub use state::ModContext;
 
 use crate::config::Limits;
 use bindings::Plugin;
+pub(crate) use peers::{Chain, Peers, Step};
 use state::CallState;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,6 +58,9 @@ pub(crate) struct Runtime {
     slots: Arc<tokio::sync::Semaphore>,
     /// The server-wide budget of guest linear memory (none under `--no-limits`).
     budget: Option<Arc<MemoryBudget>>,
+    /// The per-session locks, shared by every generation: the front takes a request's, a
+    /// `call-for-session` another's.
+    sessions: Arc<crate::session::SessionLocks>,
     _ticker: engine::EpochTicker,
 }
 
@@ -88,7 +93,13 @@ impl Runtime {
             tracing::info!("guest memory budget: {} MiB across all instances", bytes >> 20);
             Arc::new(MemoryBudget::new(bytes, limits.memory_bytes, limits.memory_wait))
         });
-        Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, _ticker: ticker })
+        let sessions = Arc::default();
+        Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, sessions, _ticker: ticker })
+    }
+
+    /// The per-session locks.
+    pub(crate) fn sessions(&self) -> &Arc<crate::session::SessionLocks> {
+        &self.sessions
     }
 
     /// The server-wide memory budget, with what each mod holds (none under `--no-limits`).
@@ -116,9 +127,9 @@ impl Runtime {
         cx.db_patch_bytes.store(limits.db_patch_bytes, std::sync::atomic::Ordering::Relaxed);
         let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
-        let pre = bindings::PluginPre::new(pre).context("the component does not export the `plugin` world")?;
         let memory = self.budget.as_ref().map(|budget| (budget.clone(), budget.account(&cx.id)));
-        let mut loaded = LoadedMod::new(cx, pre, limits, reuse, self.slots.clone(), memory);
+        let mut loaded = LoadedMod::new(cx, pre, limits, reuse, self.slots.clone(), memory)
+            .context("the component does not export the `plugin` world")?;
         loaded.artifact = artifact;
         Ok((loaded, source))
     }

@@ -1,5 +1,190 @@
-//! [`Peers`]: the mods of one generation as events and calls see them.
+//! [`Peers`]: the mods of one generation as events and calls see them, and [`Chain`]: what a call
+//! runs inside (the calls on the stack, the request's session, the session locks the chain holds).
+//!
+//! A request's handler, its hooks, the subscribers of the events they emit and the functions they call
+//! form one chain. Every step is a call into its own fresh instance (`instance.rs`), so limits, grants
+//! and quarantine stay each mod's; the chain only carries what must flow from caller to callee:
+//! - the frames, so nesting is bounded ([`MAX_DEPTH`]) and a mod already running is never entered
+//!   again: re-entering one would let it see its own half-done work (a profile it has read and not yet
+//!   written), and a cycle would never end. Both are error values for the caller;
+//! - the session the chain works for and the session locks it holds, so a call for another player's
+//!   session takes that lock (and never one the chain already holds, which would deadlock).
+//!
+//! `Peers` is the generation's, built as the mods load (a mod's `init` reaches the mods loaded before
+//! it); a mod's context holds it weakly, so a generation and its mods never keep each other alive.
 
-/// The mods of one generation, for events and calls.
-#[derive(Debug, Default)]
-pub(crate) struct Peers {}
+use super::LoadedMod;
+use crate::session::{SessionGuard, SessionId, SessionLocks};
+use std::sync::{Arc, PoisonError, RwLock};
+
+/// How deep events and calls nest: the request's handler (or a hook) is the first frame.
+pub(crate) const MAX_DEPTH: usize = 8;
+
+/// The mods of one generation, in load order.
+#[derive(Debug)]
+pub(crate) struct Peers {
+    mods: RwLock<Vec<Arc<LoadedMod>>>,
+    /// The server's session locks (shared by every generation), for `call-for-session`.
+    pub(crate) sessions: Arc<SessionLocks>,
+}
+
+impl Peers {
+    pub(crate) fn new(sessions: Arc<SessionLocks>) -> Peers {
+        Peers { mods: RwLock::default(), sessions }
+    }
+
+    /// Adds a mod that finished loading (load order is the order of these calls).
+    pub(crate) fn add(&self, module: Arc<LoadedMod>) {
+        self.mods.write().unwrap_or_else(PoisonError::into_inner).push(module);
+    }
+
+    /// The loaded mod `id`.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<LoadedMod>> {
+        self.mods.read().unwrap_or_else(PoisonError::into_inner).iter().find(|m| m.id() == id).cloned()
+    }
+
+    /// The mods that subscribe to `topic`, in load order, without `except` (the emitter).
+    pub(crate) fn subscribers(&self, topic: &str, except: &str) -> Vec<Arc<LoadedMod>> {
+        let mods = self.mods.read().unwrap_or_else(PoisonError::into_inner);
+        mods.iter().filter(|m| m.id() != except && m.declarations().hears(topic)).cloned().collect()
+    }
+}
+
+/// What a frame of the chain is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// `routes`, `declare` or `init`, at load.
+    Load,
+    /// `handle`, for this route.
+    Handle(String),
+    /// A before- or after-hook on this path.
+    Hook(String),
+    /// `on-event`, for this topic.
+    Event(String),
+    /// `invoke`, of this function.
+    Call(String),
+}
+
+/// One call on the chain's stack.
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    pub(crate) module: Arc<str>,
+    pub(crate) step: Step,
+}
+
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = &self.module;
+        match &self.step {
+            Step::Load => write!(f, "{m} (loading)"),
+            Step::Handle(route) => write!(f, "{m} handling {route}"),
+            Step::Hook(path) => write!(f, "{m}'s hook on {path}"),
+            Step::Event(topic) => write!(f, "{m} hearing {topic}"),
+            Step::Call(function) => write!(f, "{m}.{function}"),
+        }
+    }
+}
+
+/// What a call runs inside: cheap to clone (a callee's chain is its caller's plus one frame).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Chain {
+    /// Outermost first; the running call's own frame last.
+    frames: Vec<Frame>,
+    /// The session the chain works for: the request's, or the one a `call-for-session` named.
+    pub(crate) session: Option<SessionId>,
+    /// The sessions whose locks the chain holds (the request's own is held by the front).
+    held: Vec<SessionId>,
+    /// Locks taken for this chain by `call-for-session`, released when the callee returns.
+    _guards: Arc<Vec<SessionGuard>>,
+}
+
+/// Why a chain cannot take one more step.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChainError {
+    /// One more frame would pass [`MAX_DEPTH`].
+    #[error("events and calls nest at most {MAX_DEPTH} deep; the chain is: {0}")]
+    TooDeep(String),
+    /// The mod is already running in the chain.
+    #[error("a cycle: `{module}` is already running in this chain ({chain})")]
+    Cycle { module: String, chain: String },
+}
+
+impl Chain {
+    /// The chain of a request (or a load step) whose session lock, if any, the caller holds.
+    pub(crate) fn root(module: &str, step: Step, session: Option<SessionId>) -> Chain {
+        Chain {
+            frames: vec![Frame { module: module.into(), step }],
+            session,
+            held: session.into_iter().collect(),
+            _guards: Arc::default(),
+        }
+    }
+
+    /// The mod of the running call, if any.
+    pub(crate) fn current(&self) -> Option<&str> {
+        self.frames.last().map(|f| &*f.module)
+    }
+
+    fn describe(&self) -> String {
+        let names: Vec<String> = self.frames.iter().map(Frame::to_string).collect();
+        if names.is_empty() { "empty".to_owned() } else { names.join(" → ") }
+    }
+
+    /// Whether `module` may run as the next step: the chain is not full and `module` is not in it.
+    pub(crate) fn admits(&self, module: &str) -> Result<(), ChainError> {
+        if self.frames.iter().any(|f| &*f.module == module) {
+            return Err(ChainError::Cycle { module: module.to_owned(), chain: self.describe() });
+        }
+        if self.frames.len() >= MAX_DEPTH {
+            return Err(ChainError::TooDeep(self.describe()));
+        }
+        Ok(())
+    }
+
+    /// The chain of `module` doing `step` on behalf of this one (checked first with [`Self::admits`]).
+    pub(crate) fn child(&self, module: &Arc<str>, step: Step) -> Chain {
+        let mut child = self.clone();
+        child.frames.push(Frame { module: module.clone(), step });
+        child
+    }
+
+    /// Whether the chain holds `session`'s lock.
+    pub(crate) fn holds(&self, session: SessionId) -> bool {
+        self.held.contains(&session)
+    }
+
+    /// This chain switched to `session` (for a `call-for-session`), with `guard` when its lock was
+    /// taken for it (none: the chain held it already).
+    pub(crate) fn for_session(mut self, session: SessionId, guard: Option<SessionGuard>) -> Chain {
+        self.session = Some(session);
+        if let Some(guard) = guard {
+            self.held.push(session);
+            let mut guards: Vec<SessionGuard> = Vec::with_capacity(1);
+            guards.push(guard);
+            // The parent's guards stay the parent's (it releases them); this chain adds its own.
+            self._guards = Arc::new(guards);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_refuses_a_mod_already_in_it_and_a_step_past_the_depth() {
+        let root = Chain::root("game", Step::Handle("/x".into()), None);
+        let b: Arc<str> = "b".into();
+        let e = root.child(&b, Step::Event("t".into())).admits("game").unwrap_err().to_string();
+        assert!(e.contains("cycle") && e.contains("game handling /x → b hearing t"), "{e}");
+        let mut chain = root;
+        for i in 1..MAX_DEPTH {
+            let m: Arc<str> = format!("m{i}").into();
+            assert!(chain.admits(&m).is_ok(), "frame {i}");
+            chain = chain.child(&m, Step::Call("f".into()));
+        }
+        let e = chain.admits("another").unwrap_err().to_string();
+        assert!(e.contains(&format!("at most {MAX_DEPTH} deep")), "{e}");
+    }
+}

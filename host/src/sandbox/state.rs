@@ -34,6 +34,8 @@ pub struct ModContext {
     pub grants: Grants,
     /// Calls refused for want of a grant: what `modhost check` reports per route.
     pub denials: AtomicU64,
+    /// Its hooks that failed and were skipped (`hook_errors = "skip"`), since it was loaded.
+    pub hooks_skipped: AtomicU64,
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
     /// Its log budget per second and the lines it dropped (`logcap.rs`).
@@ -60,6 +62,7 @@ impl ModContext {
             store,
             grants,
             denials: AtomicU64::new(0),
+            hooks_skipped: AtomicU64::new(0),
             peak_memory: AtomicUsize::new(0),
             log: LogRate::default(),
             last_trap: Mutex::new(None),
@@ -194,6 +197,8 @@ pub(crate) struct CallState {
     pub(crate) log_bytes: usize,
     /// `--perf` only: the time of this call's host calls, by phase.
     pub(crate) trace: Option<Trace>,
+    /// What the running call is part of: its caller's frames, its session (`peers.rs`).
+    pub(crate) chain: super::peers::Chain,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
     /// answer), and building one seeds two random generators and boxes a dozen streams: about a
     /// microsecond per fresh instance for nothing.
@@ -204,7 +209,16 @@ pub(crate) struct CallState {
 impl CallState {
     pub(crate) fn new(cx: Arc<ModContext>, limits: Limiter, output_bytes: usize) -> Self {
         let output = GuestOutput::new(output_bytes);
-        CallState { cx, limits, output, log_bytes: 0, trace: None, wasi: None, table: ResourceTable::new() }
+        CallState {
+            cx,
+            limits,
+            output,
+            log_bytes: 0,
+            trace: None,
+            chain: super::peers::Chain::default(),
+            wasi: None,
+            table: ResourceTable::new(),
+        }
     }
 
     /// A state whose WASI context the caller built: `modhost test-runner` gives a test binary inherited
@@ -216,14 +230,17 @@ impl CallState {
             output: GuestOutput::new(0),
             log_bytes: 0,
             trace: None,
+            chain: super::peers::Chain::default(),
             wasi: Some(wasi),
             table: ResourceTable::new(),
         }
     }
 
-    /// Resets what one call counts, before each call (a reused instance serves several).
-    pub(crate) fn begin_call(&mut self) {
+    /// Resets what one call counts, before each call (a reused instance serves several), and sets
+    /// the chain it runs in.
+    pub(crate) fn begin_call(&mut self, chain: super::peers::Chain) {
         self.log_bytes = 0;
+        self.chain = chain;
         let limits = &mut self.limits;
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }
