@@ -1,17 +1,19 @@
 //! modhost's mods before they run: what a mod says about itself (`mod.toml`: [`Manifest`], with its
 //! [`Grants`]), the player's mod folders ([`discover`]), and which mods can load together and in what
-//! order ([`resolve`]).
+//! order ([`resolve`]), and each mod's configuration, the player's to edit ([`config`]).
 //!
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
 //! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
 #![warn(missing_docs)]
 
+pub mod config;
 mod grants;
 mod id;
 mod manifest;
 mod resolve;
 
+pub use config::{ConfigError, ModConfig};
 pub use grants::{Denied, Grants, GrantsError, GrantsToml};
 pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};
