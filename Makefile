@@ -72,6 +72,7 @@ GUESTS = target/wasm-guests/wasm32-wasip2/release
 check-mods:
 	RUST_LOG=error target/release/modhost check $(GUESTS)/emulator.wasm --manifest plugins/emulator/mod.toml
 	RUST_LOG=error target/release/modhost check $(GUESTS)/hello.wasm --manifest examples/hello/mod.toml
+	RUST_LOG=error target/release/modhost check $(GUESTS)/welcome_pack.wasm --manifest examples/welcome-pack/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-js.wasm --manifest examples/hello-js/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-python.wasm --manifest examples/hello-python/mod.toml
 	target/release/wrap-core $(POLYGLOT)/hello-c.core.wasm $(POLYGLOT)/hello-c.wasm

@@ -4,12 +4,13 @@
   POST /hello/visits  a per-session counter in the store, written then read back
   GET  /hello/items   the whole item table by db reference (never copied into the mod)
   GET  /hello/fail    the SPT error envelope (err 1), without failing the request
+  GET  /hello/config  the mod's configuration (`config.get("")`): `{}` when it ships none
 """
 
 import json
 
 import wit_world
-from wit_world.imports import db, store
+from wit_world.imports import config, db, store
 
 from modhost_helpers import decode_json, encode_json, error, not_found, ok, ok_db, route
 
@@ -18,7 +19,7 @@ ROUBLES = "5449016a4bdc2d6f028b456f"
 
 class WitWorld(wit_world.WitWorld):
     def routes(self):
-        return [route(p) for p in ("/hello/item", "/hello/visits", "/hello/items", "/hello/fail")]
+        return [route(p) for p in ("/hello/item", "/hello/visits", "/hello/items", "/hello/fail", "/hello/config")]
 
     def init(self):
         return None
@@ -36,4 +37,7 @@ class WitWorld(wit_world.WitWorld):
             return ok_db("templates.items")
         if request.route == "/hello/fail":
             return error(1, "hello refuses politely")
+        if request.route == "/hello/config":
+            # The whole configuration is always there (`{}` without one): this never raises.
+            return ok(json.loads(config.get("")))
         raise not_found(request.route)

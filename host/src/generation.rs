@@ -84,6 +84,9 @@ pub struct LoadedInfo {
     pub compile: CompileSource,
     /// Time to compile or load it, link it, and run `routes` and `init`.
     pub load_time: Duration,
+    /// Its configuration as loaded (`modhost_mods::config`): what it reads, its defaults, schema and
+    /// the player's file. Empty for built-in mods.
+    pub config: Arc<modhost_mods::ModConfig>,
 }
 
 /// What a build loaded and what it left out.
@@ -158,15 +161,24 @@ impl Generation {
             let wasm = std::mem::take(&mut source.wasm);
             let id = source.manifest.id.clone();
             let t0 = Instant::now();
-            let outcome = match source.manifest.requires.keys().find(|dep| failed.contains(*dep)) {
-                Some(dep) => Err(anyhow::anyhow!("it requires `{dep}`, which failed to load")),
-                None => {
+            // The player's config for it, checked before anything compiles: a bad file refuses the
+            // mod with the file, the key and the rule (docs/config.md).
+            let mod_config = match &source.origin {
+                Origin::Builtin => Ok(modhost_mods::ModConfig::empty()),
+                Origin::Folder(folder) => modhost_mods::config::load(folder),
+            };
+            let outcome = match (source.manifest.requires.keys().find(|dep| failed.contains(*dep)), &mod_config) {
+                (Some(dep), _) => Err(anyhow::anyhow!("it requires `{dep}`, which failed to load")),
+                (None, Err(e)) => Err(anyhow::anyhow!("its configuration: {e}")),
+                (None, Ok(mod_config)) => {
+                    let effective = Arc::new(mod_config.effective.clone());
                     let limits = config.limits_for(&id);
-                    load_one(runtime, &source.manifest, wasm, limits, &db, store, &peers, &mut builder).await
+                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, &mut builder)
+                        .await
                 }
             };
-            match outcome {
-                Ok((module, compile)) => {
+            match outcome.and_then(|loaded| Ok((loaded, Arc::new(mod_config?)))) {
+                Ok(((module, compile), mod_config)) => {
                     let m = &source.manifest;
                     let info = LoadedInfo {
                         id: id.to_string(),
@@ -177,6 +189,7 @@ impl Generation {
                         origin: source.origin.clone(),
                         compile,
                         load_time: t0.elapsed(),
+                        config: mod_config,
                     };
                     tracing::info!(
                         "loaded mod {id} {} ({:?}, {:?}) in {:.1} ms",
@@ -258,11 +271,12 @@ fn hook_table(mods: &[Arc<LoadedMod>], manifests: &[modhost_mods::Manifest]) -> 
 
 /// Compiles, links and initialises one mod against `db`; its routes join `builder` only when its
 /// `init` succeeded.
-#[allow(clippy::too_many_arguments, reason = "one call site; each is a different part of the generation")]
+#[expect(clippy::too_many_arguments, reason = "each is one thing a mod's load needs; a struct would only rename them")]
 async fn load_one(
     runtime: &Arc<Runtime>,
     manifest: &modhost_mods::Manifest,
     wasm: Vec<u8>,
+    mod_config: Arc<serde_json::Value>,
     limits: crate::config::Limits,
     db: &Arc<Db>,
     store: &Arc<Store>,
@@ -270,7 +284,8 @@ async fn load_one(
     builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &manifest.id;
-    let cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
+    let mut cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
+    cx.config = mod_config;
     let _ = cx.peers.set(Arc::downgrade(peers));
     let cx = Arc::new(cx);
     let load_chain = || Chain::root(id, Step::Load, None);

@@ -16,9 +16,13 @@ use std::path::{Path, PathBuf};
 /// The SDK's sources and the wit, by path under the project's `modhost-sdk/` folder.
 const SDK_FILES: &[(&str, &str)] = &[
     ("sdk/README.md", include_str!("../../sdk/README.md")),
+    ("sdk/src/calls.rs", include_str!("../../sdk/src/calls.rs")),
+    ("sdk/src/config.rs", include_str!("../../sdk/src/config.rs")),
     ("sdk/src/db.rs", include_str!("../../sdk/src/db.rs")),
     ("sdk/src/envelope.rs", include_str!("../../sdk/src/envelope.rs")),
     ("sdk/src/error.rs", include_str!("../../sdk/src/error.rs")),
+    ("sdk/src/events.rs", include_str!("../../sdk/src/events.rs")),
+    ("sdk/src/hooks.rs", include_str!("../../sdk/src/hooks.rs")),
     ("sdk/src/http.rs", include_str!("../../sdk/src/http.rs")),
     ("sdk/src/lib.rs", include_str!("../../sdk/src/lib.rs")),
     ("sdk/src/log.rs", include_str!("../../sdk/src/log.rs")),
@@ -162,7 +166,9 @@ fn files(name: &str) -> Result<Vec<(String, String)>, ScaffoldError> {
             .replace("{{name}}", name)
             .replace("{{crate}}", &name.replace('-', "_"))
             .replace("{{deps}}", &deps(TEMPLATE_DEPS))
-            .replace("{{api}}", &format!("{}.{}", modhost_mods::API_VERSION.major, modhost_mods::API_VERSION.minor))
+            // The whole version: the SDK imports what this API version added (`config`, `mods`)
+            // and exports `guest`, so a host of an older patch level cannot load the mod.
+            .replace("{{api}}", &modhost_mods::API_VERSION.to_string())
     };
     let mut out: Vec<(String, String)> = TEMPLATE_FILES.iter().map(|(p, t)| ((*p).to_owned(), fill(t))).collect();
     out.extend(SDK_FILES.iter().map(|(p, t)| (format!("modhost-sdk/{p}"), (*t).to_owned())));

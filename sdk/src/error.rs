@@ -68,6 +68,37 @@ impl Error {
         Error::Failed(message.into())
     }
 
+    /// The case's name as the WIT spells it (`not-found`, `invalid`, `wrong-kind`, `unreadable`,
+    /// `too-large`, `denied`, `conflict`, `io`, `failed`), or `json` for [`Error::Json`]: for
+    /// answers that report an error as data.
+    ///
+    /// ```rust
+    /// assert_eq!(modhost_sdk::Error::NotFound("x".into()).kind(), "not-found");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::NotFound(_) => "not-found",
+            Error::Invalid(_) => "invalid",
+            Error::WrongKind(_) => "wrong-kind",
+            Error::Unreadable(_) => "unreadable",
+            Error::TooLarge(_) => "too-large",
+            Error::Denied(_) => "denied",
+            Error::Conflict(_) => "conflict",
+            Error::Io(_) => "io",
+            Error::Failed(_) => "failed",
+            Error::Json(_) => "json",
+        }
+    }
+
+    /// The sentence the case carries.
+    ///
+    /// ```rust
+    /// assert_eq!(modhost_sdk::Error::failed("why").message(), "why");
+    /// ```
+    pub fn message(&self) -> &str {
+        self.parts().1
+    }
+
     fn parts(&self) -> (&'static str, &str) {
         match self {
             Error::NotFound(m) => ("not found", m),

@@ -187,6 +187,16 @@ impl Request {
         self.inner.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
+    /// Every header, in the order received, names in lower case (as the host passes them).
+    ///
+    /// ```rust
+    /// let req = modhost_sdk::Request::get("/x").with_header("A", "1");
+    /// assert_eq!(req.headers(), [("a".to_owned(), "1".to_owned())]);
+    /// ```
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.inner.headers
+    }
+
     /// The body, inflated.
     ///
     /// ```rust,no_run
@@ -396,6 +406,20 @@ impl Response {
     pub fn body_json<T: DeserializeOwned>(&self) -> Result<T> {
         let body = self.body_bytes()?;
         serde_json::from_slice(&body).map_err(|e| Error::Json(format!("response body: {e}")))
+    }
+
+    /// Every header it sets, in order.
+    ///
+    /// ```rust
+    /// let r = modhost_sdk::Response::empty().with_header("x-a", "1");
+    /// assert_eq!(r.headers(), [("x-a".to_owned(), "1".to_owned())]);
+    /// ```
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    pub(crate) fn from_wit(inner: wit::Response) -> Self {
+        Response { status: inner.status, headers: inner.headers, body: inner.body }
     }
 
     pub(crate) fn into_wit(self) -> wit::Response {

@@ -4,15 +4,22 @@
 // The generated bindings and the export macro refer to this crate by name, also from inside it.
 extern crate self as modhost_sdk;
 
+pub mod calls;
+pub mod config;
 pub mod db;
 pub mod envelope;
 mod error;
+pub mod events;
+mod hooks;
 mod http;
 pub mod log;
 mod router;
 pub mod store;
 
+pub use calls::Invocation;
 pub use error::{Error, Result};
+pub use events::Event;
+pub use hooks::{Hook, ResponseEdit, Verdict};
 pub use http::{Request, Response};
 pub use router::{Handler, InitFn, Router};
 
@@ -22,9 +29,11 @@ pub use router::{Handler, InitFn, Router};
 pub mod wit {
     wit_bindgen::generate!({
         path: "../wit",
-        world: "plugin",
+        // Always `full`: a mod that declares no hooks, topics or functions answers empty
+        // declarations, and the host never calls it for them.
+        world: "full",
         pub_export_macro: true,
-        export_macro_name: "__export_plugin",
+        export_macro_name: "__export_full",
         default_bindings_module: "modhost_sdk::wit",
         runtime_path: "modhost_sdk::__wit_bindgen::rt",
     });
@@ -36,13 +45,17 @@ pub use wit_bindgen as __wit_bindgen;
 /// Glue the [`export!`] macro expands to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::router::{handle, init, routes};
+    pub use crate::router::{after, before, declare, handle, init, invoke, on_event, routes};
 }
 
-/// Makes this crate a modhost mod answering with the given [`Router`].
+/// Makes this crate a modhost mod answering with the given [`Router`]: its routes, its init, and
+/// (the `full` world's `guest` export) its hooks, subscriptions and functions. A router with none of
+/// the last three declares nothing, and the host never calls the mod for them.
 ///
 /// The expression is evaluated each time the host calls the mod (building a router is a few small
-/// allocations), so write a function that returns the router and pass its call.
+/// allocations), so write a function that returns the router and pass its call. It may read the
+/// mod's configuration ([`config::get`]) to decide what to declare: the configuration is fixed for
+/// the life of the loaded mod, so every call sees the same router.
 ///
 /// ```rust,no_run
 /// use modhost_sdk::{envelope, export, Request, Response, Result, Router};
@@ -80,6 +93,41 @@ macro_rules! export {
             }
         }
 
-        $crate::wit::__export_plugin!(__ModhostMod);
+        impl $crate::wit::exports::modhost::plugin::guest::Guest for __ModhostMod {
+            fn declare() -> $crate::wit::exports::modhost::plugin::guest::Declarations {
+                $crate::__private::declare(&$router)
+            }
+            fn before(
+                hook: ::std::string::String,
+                request: $crate::wit::modhost::plugin::types::Request,
+            ) -> ::std::result::Result<
+                $crate::wit::exports::modhost::plugin::guest::Verdict,
+                $crate::wit::modhost::plugin::types::Error,
+            > {
+                $crate::__private::before(&$router, &hook, request)
+            }
+            fn after(
+                hook: ::std::string::String,
+                request: $crate::wit::modhost::plugin::types::Request,
+                response: $crate::wit::modhost::plugin::types::Response,
+            ) -> ::std::result::Result<
+                ::std::option::Option<$crate::wit::exports::modhost::plugin::guest::ResponseEdit>,
+                $crate::wit::modhost::plugin::types::Error,
+            > {
+                $crate::__private::after(&$router, &hook, request, response)
+            }
+            fn on_event(
+                event: $crate::wit::exports::modhost::plugin::guest::Event,
+            ) -> ::std::result::Result<(), $crate::wit::modhost::plugin::types::Error> {
+                $crate::__private::on_event(&$router, event)
+            }
+            fn invoke(
+                invocation: $crate::wit::exports::modhost::plugin::guest::Invocation,
+            ) -> ::std::result::Result<::std::vec::Vec<u8>, $crate::wit::modhost::plugin::types::Error> {
+                $crate::__private::invoke(&$router, invocation)
+            }
+        }
+
+        $crate::wit::__export_full!(__ModhostMod);
     };
 }

@@ -1,19 +1,22 @@
 //! modhost's mods before they run: what a mod says about itself (`mod.toml`: [`Manifest`], with its
 //! [`Grants`]), the player's mod folders ([`discover`]), and which mods can load together and in what
-//! order ([`resolve`]), and what each takes part in beyond its routes ([`Declarations`]: hooks,
-//! subscriptions, functions) with the order hooks run in ([`order_hooks`]).
+//! order ([`resolve`]), what each takes part in beyond its routes ([`Declarations`]: hooks,
+//! subscriptions, functions) with the order hooks run in ([`order_hooks`]), and each mod's
+//! configuration, the player's to edit ([`config`]).
 //!
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
 //! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
 #![warn(missing_docs)]
 
+pub mod config;
 mod declare;
 mod grants;
 mod id;
 mod manifest;
 mod resolve;
 
+pub use config::{ConfigError, ModConfig};
 pub use declare::{
     Declarations, DeclareError, HookOwner, HookSpec, MAX_DECLARED, MAX_NAME, Phase, check_function, check_topic,
     order_hooks,

@@ -67,9 +67,10 @@ impl CallState {
                 if provided.is_empty() { "none".to_owned() } else { provided.join(", ") }
             )));
         }
-        chain.admits(&target).map_err(|e| chain_error(&id, e))?;
+        let step = Step::Call(function.clone());
+        chain.admits(&target, &step).map_err(|e| chain_error(&id, e))?;
         let session = chain.session.map(|s| s.as_str().to_owned());
-        let child = chain.child(&callee.context_arc().id, Step::Call(function.clone()));
+        let child = chain.child(&callee.context_arc().id, step);
         let invocation = Invocation { function, payload, caller: id.to_string(), session };
         // A boxed future: the callee's call may come back here (a call inside a call), and an async
         // fn cannot hold itself.
@@ -90,8 +91,9 @@ impl plugin::mods::Host for CallState {
         }
         let chain = self.caller_chain();
         // Every subscriber is checked before any runs: a cycle delivers nothing.
+        let step = Step::Event(topic.clone());
         for subscriber in &subscribers {
-            chain.admits(subscriber.id()).map_err(|e| chain_error(&id, e))?;
+            chain.admits(subscriber.id(), &step).map_err(|e| chain_error(&id, e))?;
         }
         let event = Event {
             topic: topic.clone(),
@@ -101,7 +103,7 @@ impl plugin::mods::Host for CallState {
         };
         let mut heard = 0;
         for subscriber in subscribers {
-            let child = chain.child(&subscriber.context_arc().id, Step::Event(topic.clone()));
+            let child = chain.child(&subscriber.context_arc().id, step.clone());
             match Box::pin(subscriber.on_event(&event, child)).await {
                 Ok(()) => heard += 1,
                 Err(e) => tracing::warn!("mod {} failed on event {topic} from {id}: {e}", subscriber.id()),
@@ -132,7 +134,7 @@ impl plugin::mods::Host for CallState {
         // Checked before a lock is waited for: a call that would be refused takes nothing.
         self.cx.grants.check_call(&target).map_err(|why| self.cx.denied(why))?;
         let chain = self.caller_chain();
-        chain.admits(&target).map_err(|e| chain_error(&id, e))?;
+        chain.admits(&target, &Step::Call(function.clone())).map_err(|e| chain_error(&id, e))?;
         let guard = match chain.holds(session) {
             true => None,
             false => {

@@ -4,9 +4,12 @@
 //! A request's handler, its hooks, the subscribers of the events they emit and the functions they call
 //! form one chain. Every step is a call into its own fresh instance (`instance.rs`), so limits, grants
 //! and quarantine stay each mod's; the chain only carries what must flow from caller to callee:
-//! - the frames, so nesting is bounded ([`MAX_DEPTH`]) and a mod already running is never entered
-//!   again: re-entering one would let it see its own half-done work (a profile it has read and not yet
-//!   written), and a cycle would never end. Both are error values for the caller;
+//! - the frames, so nesting is bounded ([`MAX_DEPTH`]) and a step already running (the same mod
+//!   hearing the same topic, or running the same function, or handling the same route) is never
+//!   started again inside itself: that is a cycle, which would only end at the depth bound. Both are
+//!   error values for the caller. A mod may be entered again for another step: the game emits
+//!   `profile.created` and a subscriber calls the game's `give-item`, which is why a mod emits after
+//!   its own writes (`docs/mods-together.md`);
 //! - the session the chain works for and the session locks it holds, so a call for another player's
 //!   session takes that lock (and never one the chain already holds, which would deadlock).
 //!
@@ -104,9 +107,9 @@ pub(crate) enum ChainError {
     /// One more frame would pass [`MAX_DEPTH`].
     #[error("events and calls nest at most {MAX_DEPTH} deep; the chain is: {0}")]
     TooDeep(String),
-    /// The mod is already running in the chain.
-    #[error("a cycle: `{module}` is already running in this chain ({chain})")]
-    Cycle { module: String, chain: String },
+    /// The step is already running in the chain.
+    #[error("a cycle: {step} is already running in this chain ({chain})")]
+    Cycle { step: String, chain: String },
 }
 
 impl Chain {
@@ -130,10 +133,11 @@ impl Chain {
         if names.is_empty() { "empty".to_owned() } else { names.join(" → ") }
     }
 
-    /// Whether `module` may run as the next step: the chain is not full and `module` is not in it.
-    pub(crate) fn admits(&self, module: &str) -> Result<(), ChainError> {
-        if self.frames.iter().any(|f| &*f.module == module) {
-            return Err(ChainError::Cycle { module: module.to_owned(), chain: self.describe() });
+    /// Whether `module` may take `step` next: the chain is not full and the step is not in it.
+    pub(crate) fn admits(&self, module: &str, step: &Step) -> Result<(), ChainError> {
+        if self.frames.iter().any(|f| &*f.module == module && f.step == *step) {
+            let frame = Frame { module: module.into(), step: step.clone() };
+            return Err(ChainError::Cycle { step: frame.to_string(), chain: self.describe() });
         }
         if self.frames.len() >= MAX_DEPTH {
             return Err(ChainError::TooDeep(self.describe()));
@@ -141,7 +145,7 @@ impl Chain {
         Ok(())
     }
 
-    /// The chain of `module` doing `step` on behalf of this one (checked first with [`Self::admits`]).
+    /// The chain of `module` taking `step` on behalf of this one (checked first with [`Self::admits`]).
     pub(crate) fn child(&self, module: &Arc<str>, step: Step) -> Chain {
         let mut child = self.clone();
         child.frames.push(Frame { module: module.clone(), step });
@@ -159,10 +163,8 @@ impl Chain {
         self.session = Some(session);
         if let Some(guard) = guard {
             self.held.push(session);
-            let mut guards: Vec<SessionGuard> = Vec::with_capacity(1);
-            guards.push(guard);
             // The parent's guards stay the parent's (it releases them); this chain adds its own.
-            self._guards = Arc::new(guards);
+            self._guards = Arc::new(vec![guard]);
         }
         self
     }
@@ -173,18 +175,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_chain_refuses_a_mod_already_in_it_and_a_step_past_the_depth() {
+    fn a_chain_refuses_a_step_already_in_it_and_a_step_past_the_depth() {
         let root = Chain::root("game", Step::Handle("/x".into()), None);
-        let b: Arc<str> = "b".into();
-        let e = root.child(&b, Step::Event("t".into())).admits("game").unwrap_err().to_string();
-        assert!(e.contains("cycle") && e.contains("game handling /x → b hearing t"), "{e}");
+        let (b, game): (Arc<str>, Arc<str>) = ("b".into(), "game".into());
+        let heard = root.child(&b, Step::Event("t".into()));
+        assert!(heard.admits("game", &Step::Call("give".into())).is_ok(), "another step of a mod on the chain");
+        let called = heard.child(&game, Step::Call("give".into()));
+        let e = called.admits("b", &Step::Event("t".into())).unwrap_err().to_string();
+        assert!(e.contains("cycle: b hearing t") && e.contains("game handling /x → b hearing t → game.give"), "{e}");
         let mut chain = root;
         for i in 1..MAX_DEPTH {
             let m: Arc<str> = format!("m{i}").into();
-            assert!(chain.admits(&m).is_ok(), "frame {i}");
+            assert!(chain.admits(&m, &Step::Call("f".into())).is_ok(), "frame {i}");
             chain = chain.child(&m, Step::Call("f".into()));
         }
-        let e = chain.admits("another").unwrap_err().to_string();
+        let e = chain.admits("another", &Step::Call("f".into())).unwrap_err().to_string();
         assert!(e.contains(&format!("at most {MAX_DEPTH} deep")), "{e}");
     }
 }

@@ -6,10 +6,13 @@
 //! inventory actions (`actions.rs`) and buying from traders (`trading.rs`) over a shared inventory
 //! model (`inventory.rs`), each validated whole before it changes anything. Profiles are stored keyed
 //! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
-//! not the profile's size; the client still reads SPT's shape.
+//! not the profile's size; the client still reads SPT's shape. Other mods reach it through
+//! `gifts.rs`: the function `give-item`, and the events it emits (`profile.created`,
+//! `profile.selected`, `items.moved`, `trade.done`; `docs/mods-together.md`).
 
 mod actions;
 mod doc;
+mod gifts;
 mod input;
 mod inventory;
 mod moving;
@@ -36,6 +39,7 @@ fn router() -> Router {
         .route("/client/handbook/templates", handbook)
         .route("/client/languages", languages)
         .prefix("/client/locale/", locale)
+        .provide_json("give-item", gifts::give_item)
 }
 
 fn null_data(_: &Request) -> Result<Response> {

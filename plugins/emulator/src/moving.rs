@@ -67,6 +67,7 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
     let mut doc = Doc::at(&key, version);
     let mut changes = Changes::default();
     let mut warnings = Vec::new();
+    let mut applied = Vec::new();
     for (index, step) in batch.data.iter().enumerate() {
         let before = (doc.savepoint(), changes.clone());
         let result = match step["Action"].as_str() {
@@ -77,7 +78,7 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
             None => Err("the action has no `Action`".into()),
         };
         match result {
-            Ok(()) => {}
+            Ok(()) => applied.push(step),
             Err(Refused::Reason(reason)) => {
                 doc.restore(before.0);
                 changes = before.1;
@@ -111,5 +112,20 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
         Err(Error::Conflict(_)) => return Ok(conflict()),
         Err(other) => return Err(other),
     }
+    announce(req.session().unwrap_or_default(), &uid, &applied);
     Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
+}
+
+/// After the batch is written: `items.moved` with the actions that applied, and `trade.done` for each
+/// purchase among them (none when nothing applied).
+fn announce(session: &str, uid: &str, applied: &[&Value]) {
+    if applied.is_empty() {
+        return;
+    }
+    crate::gifts::announce("items.moved", &json!({ "session": session, "uid": uid, "actions": applied }));
+    for trade in applied.iter().filter(|a| a["Action"] == "TradingConfirm") {
+        let items = json!([{ "id": trade["item_id"], "count": trade["count"] }]);
+        let done = json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
+        crate::gifts::announce("trade.done", &done);
+    }
 }

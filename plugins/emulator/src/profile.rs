@@ -46,6 +46,11 @@ pub(crate) fn now() -> u64 {
 /// The profile the request's session plays, if any.
 pub(crate) fn session_profile(req: &Request) -> Result<Option<String>> {
     let Some(session) = req.session() else { return Ok(None) };
+    bound_profile(session)
+}
+
+/// The profile `session` plays, if any.
+pub(crate) fn bound_profile(session: &str) -> Result<Option<String>> {
     let bound: Option<Value> = store::get(&format!("session.{session}"))?;
     Ok(bound.and_then(|b| b["uid"].as_str().map(str::to_owned)))
 }
@@ -150,6 +155,9 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     let profile = shape::stored(new_profile(&uid, &nickname, side, &body.head_id), &mut Templates::default());
     store::set(&format!("profile.{uid}"), &profile)?;
     bind(session, &uid)?;
+    // After the writes: a subscriber may call back into the game for this profile.
+    let created = json!({ "session": session, "uid": uid, "nickname": nickname, "side": side });
+    crate::gifts::announce("profile.created", &created);
     Ok(envelope::ok(&json!({ "uid": uid })))
 }
 
@@ -189,6 +197,7 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
         return Ok(envelope::error(1, "no such profile"));
     }
     bind(session, &body.uid)?;
+    crate::gifts::announce("profile.selected", &json!({ "session": session, "uid": body.uid }));
     Ok(envelope::ok(&json!({ "status": "ok", "notifier": {}, "notifierServer": "" })))
 }
 
