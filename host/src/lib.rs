@@ -59,3 +59,4 @@ pub use metrics::RouteStats;
 pub use modhost_wire as wire;
 pub use sandbox::{CompileSource, LoadedMod, ModContext};
 pub use server::Server;
+pub use session::{BadSessionId, SessionId};

@@ -9,6 +9,7 @@ mod check;
 mod gen_db;
 mod mods;
 mod new;
+mod probe;
 mod reload;
 mod serve;
 mod store;
@@ -49,6 +50,9 @@ enum Command {
     /// Read and change the store of a root while no server runs on it: list, get, put and delete
     /// values, export a namespace as one file per key and import such a folder (a player's profiles).
     Store(store::Args),
+    /// Send one request as the game client does (zlib body, session cookie) and print the answer
+    /// inflated, as JSON; exits 1 for a non-2xx answer, 2 when none came.
+    Probe(probe::Args),
 }
 
 fn main() {
@@ -69,6 +73,12 @@ fn main() {
         Command::New(args) => new::run(args),
         Command::TestRunner(args) => test_runner::run(args),
         Command::Store(args) => store::run(args),
+        // Its exit code says what the answer was (see probe.rs); an error is still `error:` and 1.
+        Command::Probe(args) => probe::run(args).map(|code| {
+            if code != 0 {
+                std::process::exit(code)
+            }
+        }),
     };
     if let Err(e) = result {
         // `{:#}` is the error and its causes on one line; `{:?}` (what returning it from `main` prints)
