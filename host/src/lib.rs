@@ -18,6 +18,7 @@
 //! - `nofile`: the open-file limit, raised to the hard one at start, and the connection cap from it.
 //! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
+//! - [`dev`]: `modhost dev`, a mod project rebuilt, installed and reloaded on each save.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
@@ -38,6 +39,7 @@ mod builtin;
 pub mod check;
 pub mod client;
 mod config;
+pub mod dev;
 mod front;
 mod generation;
 mod metrics;

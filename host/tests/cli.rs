@@ -279,3 +279,125 @@ fn probe_refuses_bad_arguments_and_exits_2_without_an_answer() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no answer") && stderr.contains("refused"), "{stderr}");
 }
+
+// ---- `modhost dev` ----
+
+/// Builds of `modhost new` projects share the workspace's `target/new-mod-test` (as
+/// `tests/tests/new_mod.rs` does), so only the first run compiles serde and wit-bindgen.
+fn new_mod_target_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/new-mod-test")
+}
+
+/// The first build may compile the dependencies (about 40 s on 2 cores, more on a busy machine).
+const FIRST_LIVE: Duration = Duration::from_secs(600);
+/// Each later change: a build of the mod alone (about 1 s) and a reload, with room for a busy machine.
+const NEXT_LIVE: Duration = Duration::from_secs(180);
+
+/// `modhost dev` as a child, its stdout lines on a channel.
+struct DevChild {
+    _child: Running,
+    lines: mpsc::Receiver<String>,
+    /// Every line seen so far, for failure messages.
+    seen: Vec<String>,
+    port: u16,
+}
+
+impl DevChild {
+    fn spawn(project: &std::path::Path, log: &std::path::Path) -> DevChild {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_modhost"));
+        cmd.arg("dev").arg(project).args(["--port", "0"]);
+        // Nothing of the outer `cargo test` leaks into the project's build.
+        for var in [
+            "RUSTFLAGS",
+            "CARGO_ENCODED_RUSTFLAGS",
+            "CARGO_BUILD_RUSTFLAGS",
+            "CARGO_BUILD_TARGET",
+            "CARGO_MANIFEST_DIR",
+        ] {
+            cmd.env_remove(var);
+        }
+        let child = cmd
+            .env("CARGO_TARGET_DIR", new_mod_target_dir())
+            .env("CARGO_NET_OFFLINE", "true")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("spawning modhost dev");
+        let mut child = Running(child);
+        let stdout = child.0.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut dev = DevChild { _child: child, lines, seen: Vec::new(), port: 0 };
+        let first = dev.wait_for("served on http://127.0.0.1:", Duration::from_secs(120));
+        let at = first.find("127.0.0.1:").unwrap() + "127.0.0.1:".len();
+        dev.port = first[at..].split('/').next().and_then(|p| p.parse().ok()).expect("a port");
+        dev
+    }
+
+    /// The next line containing `what`, within `limit`; panics with what was printed otherwise.
+    fn wait_for(&mut self, what: &str, limit: Duration) -> String {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(what) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no `{what}` within {limit:?}; modhost dev printed:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+
+    /// The `item` of `/devmod/hello`'s answer.
+    fn item(&self) -> String {
+        let (status, body) = get(self.port, "/devmod/hello");
+        let mut text = String::new();
+        flate2::read::ZlibDecoder::new(&body[..]).read_to_string(&mut text).expect("a zlib body");
+        assert_eq!(status, 200, "{text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json["data"]["item"].as_str().unwrap_or_else(|| panic!("no item: {text}")).to_owned()
+    }
+}
+
+#[test]
+fn dev_serves_each_save_and_keeps_the_old_version_on_a_build_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let new =
+        Command::new(env!("CARGO_BIN_EXE_modhost")).current_dir(dir.path()).args(["new", "devmod"]).output().unwrap();
+    assert!(new.status.success(), "{}", String::from_utf8_lossy(&new.stderr));
+    let project = dir.path().join("devmod");
+    let mut dev = DevChild::spawn(&project, &dir.path().join("dev.log"));
+    dev.wait_for("live in", FIRST_LIVE);
+    assert_eq!(dev.item(), "Roubles");
+    assert!(project.join("target/modhost-dev/mods/devmod/devmod.wasm").is_file(), "installed in the default root");
+
+    // An edit to the route's answer is served once the next build is live.
+    let lib = project.join("src/lib.rs");
+    let original = std::fs::read_to_string(&lib).unwrap();
+    let answer = "Ok(envelope::ok(&Hello { item, visits }))";
+    assert!(original.contains(answer), "the template changed: update this test");
+    std::fs::write(
+        &lib,
+        original.replace(answer, "Ok(envelope::ok(&Hello { item: format!(\"{item}, edited\"), visits }))"),
+    )
+    .unwrap();
+    let live = dev.wait_for("live in", NEXT_LIVE);
+    assert!(live.contains("version 0.1.0"), "{live}");
+    assert_eq!(dev.item(), "Roubles, edited");
+
+    // A syntax error: the compiler's error is printed, and the edited version keeps serving.
+    let mut broken = std::fs::read_to_string(&lib).unwrap();
+    broken.push_str("\nfn broken( {\n");
+    std::fs::write(&lib, broken).unwrap();
+    dev.wait_for("build failed; the old version keeps serving", NEXT_LIVE);
+    dev.wait_for("unclosed delimiter", Duration::from_secs(10));
+    assert_eq!(dev.item(), "Roubles, edited");
+}

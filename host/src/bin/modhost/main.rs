@@ -6,6 +6,7 @@
 //! parse gets clap's usage message and exit code 2.
 
 mod check;
+mod dev;
 mod gen_db;
 mod mods;
 mod new;
@@ -53,6 +54,9 @@ enum Command {
     /// Send one request as the game client does (zlib body, session cookie) and print the answer
     /// inflated, as JSON; exits 1 for a non-2xx answer, 2 when none came.
     Probe(probe::Args),
+    /// Serve a mod project while you edit it: build it on every save, install it into a root of its
+    /// own and reload; a build error or a refused load is printed and the old version keeps serving.
+    Dev(dev::Args),
 }
 
 fn main() {
@@ -79,6 +83,7 @@ fn main() {
                 std::process::exit(code)
             }
         }),
+        Command::Dev(args) => dev::run(args),
     };
     if let Err(e) = result {
         // `{:#}` is the error and its causes on one line; `{:?}` (what returning it from `main` prints)
