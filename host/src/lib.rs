@@ -22,6 +22,7 @@
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
+//! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
 //! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
@@ -47,6 +48,7 @@ mod nofile;
 mod perf;
 mod sandbox;
 pub mod scaffold;
+mod series;
 pub mod server;
 mod session;
 pub mod status;
@@ -60,5 +62,6 @@ pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
 pub use modhost_wire as wire;
 pub use sandbox::{CompileSource, LoadedMod, ModContext};
+pub use series::{LatencySeries, Point};
 pub use server::Server;
 pub use session::{BadSessionId, SessionId};
