@@ -18,9 +18,11 @@
 //! - `nofile`: the open-file limit, raised to the hard one at start, and the connection cap from it.
 //! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
+//! - [`dev`]: `modhost dev`, a mod project rebuilt, installed and reloaded on each save.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
+//! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
 //! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
@@ -38,6 +40,7 @@ mod builtin;
 pub mod check;
 pub mod client;
 mod config;
+pub mod dev;
 mod front;
 mod generation;
 mod metrics;
@@ -45,6 +48,7 @@ mod nofile;
 mod perf;
 mod sandbox;
 pub mod scaffold;
+mod series;
 pub mod server;
 mod session;
 pub mod status;
@@ -58,4 +62,6 @@ pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
 pub use modhost_wire as wire;
 pub use sandbox::{CompileSource, LoadedMod, ModContext};
+pub use series::{LatencySeries, Point};
 pub use server::Server;
+pub use session::{BadSessionId, SessionId};

@@ -9,6 +9,9 @@
 //! mod, then status) so that counting a request of a route seen before looks its names up by
 //! reference and allocates nothing.
 //!
+//! Each route also keeps its latency over the last ten minutes (`series.rs`), for the status page's
+//! plots; it lives in the same table, so `retain_routes` bounds it too.
+//!
 //! Guest memory (`modhost_guest_memory_*`) comes from the sandbox's budget: what each mod holds now,
 //! its peak, and how often its growth waited or was refused.
 
@@ -69,6 +72,8 @@ struct RouteTable {
     requests: BTreeMap<String, BTreeMap<u16, u64>>,
     /// Latency, head to answer ready.
     latency: Histogram,
+    /// The same over time: the last ten minutes, in 10 s slots.
+    series: crate::series::Series,
 }
 
 /// The entry of `key`, made only when it is new: `entry` would take an owned key on every call.
@@ -95,7 +100,13 @@ impl Metrics {
     /// Counts one answered request. `route` is the matched pattern (`-` when none matched) and `mod_id`
     /// the mod that ran (`-` when none did).
     pub fn observe(&self, route: &str, mod_id: &str, status: u16, elapsed: Duration) {
+        self.observe_at(route, mod_id, status, elapsed, std::time::SystemTime::now());
+    }
+
+    /// [`Metrics::observe`] at a given wall-clock time (the series' slot).
+    fn observe_at(&self, route: &str, mod_id: &str, status: u16, elapsed: Duration, at: std::time::SystemTime) {
         let seconds = elapsed.as_secs_f64();
+        let slot = crate::series::slot_of(at);
         let mut tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let table = entry_of(&mut tables.routes, route);
         *entry_of(&mut table.requests, mod_id).entry(status_key(status)).or_insert(0) += 1;
@@ -105,6 +116,7 @@ impl Metrics {
         }
         histogram.count += 1;
         histogram.sum_seconds += seconds;
+        table.series.observe(slot, seconds);
     }
 
     /// The Prometheus text exposition.
@@ -199,6 +211,15 @@ impl Metrics {
     }
 }
 
+impl Metrics {
+    /// Latency over the last ten minutes per route pattern (the status page's plots).
+    pub fn route_series(&self) -> BTreeMap<String, crate::series::LatencySeries> {
+        let now = crate::series::slot_of(std::time::SystemTime::now());
+        let tables = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        tables.routes.iter().map(|(route, table)| (route.clone(), table.series.view(now))).collect()
+    }
+}
+
 /// One per-mod series of the memory budget: its name, type, help, and how to read it.
 type Series = (&'static str, &'static str, &'static str, fn(&crate::sandbox::ModUsage) -> u64);
 
@@ -280,5 +301,27 @@ mod tests {
         m.retain_routes(|route| route == "/b");
         let routes: Vec<String> = m.route_stats().into_keys().collect();
         assert_eq!(routes, ["/b", "/metrics"]);
+        let series: Vec<String> = m.route_series().into_keys().collect();
+        assert_eq!(series, ["/b", "/metrics"], "a retired route's latency series goes with it");
+    }
+
+    #[test]
+    fn latency_over_time_is_kept_per_route_in_slots() {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        let m = Metrics::default();
+        let now = SystemTime::now();
+        let back = |secs| now - Duration::from_secs(secs);
+        m.observe_at("/a", "m", 200, Duration::from_millis(2), back(30));
+        m.observe_at("/a", "m", 200, Duration::from_millis(4), back(30));
+        m.observe_at("/a", "m", 200, Duration::from_millis(1), now);
+        m.observe_at("/b", "m", 200, Duration::from_millis(1), back(3600));
+        let series = m.route_series();
+        let a = &series["/a"];
+        assert_eq!(a.points.len(), 2, "{a:?}");
+        assert_eq!(a.points[0].count, 2);
+        assert!((a.points[0].mean_ms - 3.0).abs() < 1e-6 && (a.points[0].max_ms - 4.0).abs() < 1e-6, "{a:?}");
+        let slot_now = now.duration_since(UNIX_EPOCH).unwrap().as_secs() / crate::series::SLOT_SECS;
+        assert_eq!(a.now, slot_now * crate::series::SLOT_SECS);
+        assert!(series["/b"].points.is_empty(), "an hour ago is out of the window: {:?}", series["/b"]);
     }
 }

@@ -3,7 +3,8 @@
 //! - `GET /modhost/status`: JSON: the serving generation, uptime, requests to mod routes, the last
 //!   reload.
 //! - `GET /modhost/mods`: JSON: each loaded mod (version, authors, requires, grants, limits, routes
-//!   with their request counts and latency) and the mods left out with why.
+//!   with their request counts and latency, and their latency over the last ten minutes in 10 s
+//!   slots) and the mods left out with why.
 //! - `GET /modhost/`: a small self-contained page that fetches the two and shows them.
 //! - `POST /modhost/reload`: reload the mods (see [`App::reload`]); answers the outcome.
 //!
@@ -109,5 +110,16 @@ pub fn mods_view(app: &App) -> ModsView {
         route.stats = Some(stats.get(&route.path).cloned());
     }
     view.generation = Some(generation.number);
+    add_latency_series(app, &mut view);
     view
+}
+
+// ---- latency over time (the page's per-route plots) ----
+
+/// Each route's latency over the last ten minutes, beside its totals.
+fn add_latency_series(app: &App, view: &mut ModsView) {
+    let mut series = app.metrics.route_series();
+    for route in view.loaded.iter_mut().flat_map(|m| m.routes.iter_mut()) {
+        route.latency_series = series.remove(&route.path);
+    }
 }

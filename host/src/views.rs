@@ -83,6 +83,10 @@ pub struct RouteView {
     /// page `Some(None)`, sent as `null`, for a route that has had no request yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<Option<RouteStats>>,
+    /// Its latency over the last ten minutes, in 10 s slots (the status page's plot). Absent from
+    /// `modhost mods` and for a route with no request yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_series: Option<crate::series::LatencySeries>,
 }
 
 impl ModsView {
@@ -110,6 +114,7 @@ impl ModView {
                 path: path.to_owned(),
                 kind: if kind == MatchKind::Exact { "exact" } else { "prefix" }.to_owned(),
                 stats: None,
+                latency_series: None,
             })
             .collect();
         ModView {

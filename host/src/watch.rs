@@ -47,8 +47,8 @@ impl Drop for Watch {
     }
 }
 
-/// Whether an event is a write (reads and metadata-only opens are not).
-fn is_write(kind: &EventKind) -> bool {
+/// Whether an event is a write (reads and metadata-only opens are not). `dev.rs` counts the same.
+pub(crate) fn is_write(kind: &EventKind) -> bool {
     match kind {
         EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_) => true,
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,

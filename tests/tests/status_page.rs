@@ -477,3 +477,60 @@ async fn chromium_renders_the_page() {
     assert!(red > 50, "only {red} pixels of the left-out reason's #b3261e ({})", kept.display());
     assert!(green > 50, "only {green} pixels of `serving`'s #1f7a3a ({})", kept.display());
 }
+
+// ---- latency over time ----
+
+/// The `<tr>…</tr>` of the routes table whose first cell is `path`, as Chromium dumped it.
+fn route_row_html<'a>(dom: &'a str, path: &str) -> &'a str {
+    let table = &dom[dom.find("id=\"routes\"").unwrap_or_else(|| panic!("no routes table:\n{dom}"))..];
+    let table = &table[..table.find("</table>").expect("the table ends")];
+    let at = table.find(&format!("<td>{path}</td>")).unwrap_or_else(|| panic!("no row {path}:\n{table}"));
+    let start = table[..at].rfind("<tr").expect("the row starts");
+    let end = at + table[at..].find("</tr>").expect("the row ends");
+    &table[start..end]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_plots_each_routes_latency_over_time() {
+    let _ = chromium(); // fail before anything else when it is missing
+    let server = start().await;
+    let addr = server.addr;
+    send_traffic(addr).await;
+
+    // The JSON: each requested route's slots, adding up to its requests; none for an untouched route.
+    let mods = get_json(addr, "/modhost/mods").await;
+    for (_, path, n, _) in TRAFFIC {
+        let id = if path.starts_with("/hello/") { "hello" } else { "fx" };
+        let series = field(route(&mods, id, path), "latency_series");
+        assert_eq!(number(series, "slot_s"), 10.0, "{series:#}");
+        let points = array(series, "points");
+        assert!(!points.is_empty() && points.len() <= 60, "{path}: {series:#}");
+        let counted: f64 = points.iter().map(|p| number(p, "count")).sum();
+        assert_eq!(counted, n as f64, "{path}: {series:#}");
+        for p in points {
+            assert!(number(p, "t") <= number(series, "now"), "{series:#}");
+            assert!(number(p, "max_ms") >= number(p, "mean_ms") && number(p, "mean_ms") > 0.0, "{series:#}");
+        }
+    }
+    assert!(route(&mods, "fx", "/fx/counter").get("latency_series").is_none(), "{mods:#}");
+
+    // The page: an SVG with a line and a dot per slot in each requested route's row.
+    let url = format!("http://{addr}/modhost/");
+    let dom = chromium_off_runtime(vec!["--dump-dom".to_owned(), "--virtual-time-budget=10000".to_owned()], url).await;
+    for (_, path, _, _) in TRAFFIC {
+        let row = route_row_html(&dom, path);
+        assert!(row.contains("<svg") && row.contains("class=\"latency-plot\""), "{path}: no plot in {row}");
+        let dots = row.matches("<circle").count();
+        assert!(dots >= 1, "{path}: no points in {row}");
+        let line = row.split("<polyline points=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or_default();
+        assert_eq!(line.split(' ').count(), dots, "{path}: a line vertex per dot: {row}");
+        for xy in line.split(' ') {
+            let (x, y) = xy.split_once(',').unwrap_or_else(|| panic!("{path}: vertex `{xy}` in {row}"));
+            let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+            assert!((0.0..=180.0).contains(&x) && (0.0..=32.0).contains(&y), "{path}: ({x}, {y}) off the plot: {row}");
+        }
+    }
+    let untouched = route_row_html(&dom, "/fx/counter");
+    assert!(!untouched.contains("<svg"), "a route with no request has no plot: {untouched}");
+    server.stop().await.expect("stopping");
+}

@@ -6,9 +6,11 @@
 //! parse gets clap's usage message and exit code 2.
 
 mod check;
+mod dev;
 mod gen_db;
 mod mods;
 mod new;
+mod probe;
 mod reload;
 mod serve;
 mod store;
@@ -49,6 +51,12 @@ enum Command {
     /// Read and change the store of a root while no server runs on it: list, get, put and delete
     /// values, export a namespace as one file per key and import such a folder (a player's profiles).
     Store(store::Args),
+    /// Send one request as the game client does (zlib body, session cookie) and print the answer
+    /// inflated, as JSON; exits 1 for a non-2xx answer, 2 when none came.
+    Probe(probe::Args),
+    /// Serve a mod project while you edit it: build it on every save, install it into a root of its
+    /// own and reload; a build error or a refused load is printed and the old version keeps serving.
+    Dev(dev::Args),
 }
 
 fn main() {
@@ -69,6 +77,13 @@ fn main() {
         Command::New(args) => new::run(args),
         Command::TestRunner(args) => test_runner::run(args),
         Command::Store(args) => store::run(args),
+        // Its exit code says what the answer was (see probe.rs); an error is still `error:` and 1.
+        Command::Probe(args) => probe::run(args).map(|code| {
+            if code != 0 {
+                std::process::exit(code)
+            }
+        }),
+        Command::Dev(args) => dev::run(args),
     };
     if let Err(e) = result {
         // `{:#}` is the error and its causes on one line; `{:?}` (what returning it from `main` prints)
