@@ -173,8 +173,7 @@ impl Generation {
                 (None, Ok(mod_config)) => {
                     let effective = Arc::new(mod_config.effective.clone());
                     let limits = config.limits_for(&id);
-                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, &mut builder)
-                        .await
+                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, &mut builder).await
                 }
             };
             match outcome.and_then(|loaded| Ok((loaded, Arc::new(mod_config?)))) {

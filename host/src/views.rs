@@ -19,6 +19,39 @@ pub struct ModsView {
     /// The generation shown (set by the status page; absent from `modhost mods`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
+    /// Every hooked route's chain: the hooks that reach it, in the order they run.
+    #[serde(default)]
+    pub chains: Vec<ChainView>,
+}
+
+/// One route's chain.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChainView {
+    /// The route, as its owner claims it.
+    pub route: String,
+    /// `exact` or `prefix`.
+    pub kind: String,
+    /// The mod that owns it.
+    pub owner: String,
+    /// The hooks that reach some URL of it, in run order (the owner runs between the before- and
+    /// the after-hooks; a mod's hooks never run on its own routes).
+    pub hooks: Vec<HookView>,
+}
+
+/// One hook in a chain.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HookView {
+    /// Whose.
+    #[serde(rename = "mod")]
+    pub module: String,
+    /// `before` or `after`.
+    pub phase: String,
+    /// The path it hooks, as declared (`*` after a prefix).
+    pub path: String,
+    /// Its priority.
+    pub priority: i32,
+    /// Whether it reads the answer's body.
+    pub body: bool,
 }
 
 /// One loaded mod.
@@ -47,6 +80,15 @@ pub struct ModView {
     /// Guest linear memory its live instances hold now, in KiB (its share of the server's budget).
     #[serde(default)]
     pub memory_in_use_kib: usize,
+    /// The topics it hears.
+    #[serde(default)]
+    pub subscriptions: Vec<String>,
+    /// The functions it provides.
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Its hooks that failed and were skipped since it was loaded.
+    #[serde(default)]
+    pub hooks_skipped: u64,
 }
 
 /// A mod's limits, in the units the player writes them in `modhost.toml`.
@@ -96,8 +138,47 @@ impl ModsView {
             loaded: generation.mods.iter().map(|m| ModView::of(m, generation)).collect(),
             failed: generation.report.failed.clone(),
             generation: None,
+            chains: chains(generation),
         }
     }
+}
+
+fn kind_name(kind: MatchKind) -> &'static str {
+    if kind == MatchKind::Exact { "exact" } else { "prefix" }
+}
+
+/// Each route that some hook reaches, with its hooks in run order.
+fn chains(generation: &Generation) -> Vec<ChainView> {
+    if generation.hooks.is_empty() {
+        return Vec::new();
+    }
+    generation
+        .routes
+        .routes()
+        .into_iter()
+        .filter_map(|(route, kind, owner)| {
+            let hooks: Vec<HookView> = generation
+                .hooks
+                .reaching(route, kind)
+                .into_iter()
+                .filter(|hook| hook.module.id() != owner)
+                .map(|hook| HookView {
+                    module: hook.module.id().to_owned(),
+                    phase: match hook.spec.phase {
+                        modhost_mods::Phase::Before => "before",
+                        modhost_mods::Phase::After => "after",
+                    }
+                    .to_owned(),
+                    path: format!("{}{}", hook.spec.path, if hook.spec.prefix { "*" } else { "" }),
+                    priority: hook.spec.priority,
+                    body: hook.spec.body,
+                })
+                .collect();
+            let chain =
+                ChainView { route: route.to_owned(), kind: kind_name(kind).to_owned(), owner: owner.to_owned(), hooks };
+            (!chain.hooks.is_empty()).then_some(chain)
+        })
+        .collect()
 }
 
 impl ModView {
@@ -112,7 +193,7 @@ impl ModView {
             .filter(|(_, _, owner)| *owner == id)
             .map(|(path, kind, _)| RouteView {
                 path: path.to_owned(),
-                kind: if kind == MatchKind::Exact { "exact" } else { "prefix" }.to_owned(),
+                kind: kind_name(kind).to_owned(),
                 stats: None,
                 latency_series: None,
             })
@@ -139,6 +220,9 @@ impl ModView {
             routes,
             quarantined: module.quarantined(),
             memory_in_use_kib: module.memory_in_use() >> 10,
+            subscriptions: module.declarations().subscriptions.iter().cloned().collect(),
+            functions: module.declarations().functions.iter().cloned().collect(),
+            hooks_skipped: module.context().hooks_skipped.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 }
@@ -179,9 +263,34 @@ impl std::fmt::Display for ModsView {
             let routes: Vec<String> =
                 m.routes.iter().map(|r| format!("{}{}", r.path, if r.kind == "prefix" { "*" } else { "" })).collect();
             writeln!(out, "  routes ({}): {}", routes.len(), routes.join(" "))?;
+            for (label, items) in [("hears", &m.subscriptions), ("provides", &m.functions)] {
+                if !items.is_empty() {
+                    writeln!(out, "  {label}: {}", items.join(", "))?;
+                }
+            }
             if let Some(why) = &m.quarantined {
                 writeln!(out, "  QUARANTINED: {why}")?;
             }
+        }
+        for chain in &self.chains {
+            let hooks = |phase: &str| {
+                let named: Vec<String> = chain
+                    .hooks
+                    .iter()
+                    .filter(|h| h.phase == phase)
+                    .map(|h| format!("{} ({}, priority {})", h.module, h.path, h.priority))
+                    .collect();
+                named.join(" → ")
+            };
+            let star = if chain.kind == "prefix" { "*" } else { "" };
+            writeln!(
+                out,
+                "chain {}{star}: before [{}] → {} → after [{}]",
+                chain.route,
+                hooks("before"),
+                chain.owner,
+                hooks("after")
+            )?;
         }
         for left in &self.failed {
             writeln!(out, "left out: {left}")?;

@@ -39,8 +39,10 @@ use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 pub(crate) enum CallError {
     /// The mod returned its own error value; `status` is the HTTP status its kind maps to (`invalid`
     /// 400, `not-found` 404, `denied` 403, `conflict` 409, `too-large` 413, anything else 500).
+    /// `reason` is the mod's own words, without the kind (what a calling mod gets back, with the kind
+    /// kept as the kind).
     #[error("the mod returned an error: {message}")]
-    Mod { status: u16, message: String },
+    Mod { status: u16, message: String, reason: String },
     /// The call ran past its deadline and was stopped.
     #[error("the mod ran past its deadline of {} ms and was stopped", .0.as_millis())]
     Deadline(Duration),
@@ -432,7 +434,8 @@ impl LoadedMod {
         }
         let Some(indices) = &self.guest else {
             // Nothing is routed to a mod that declared nothing; a mod without `guest` declares nothing.
-            return Err(CallError::Mod { status: 500, message: "the mod does not export `guest`".into() });
+            let reason = "the mod does not export `guest`".to_owned();
+            return Err(CallError::Mod { status: 500, message: reason.clone(), reason });
         };
         let result = self
             .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
@@ -662,19 +665,20 @@ fn convert_declarations(declared: WitDeclarations) -> modhost_mods::Declarations
 /// (bad input, nothing there, not allowed) reach the client as a 4xx, not as a server failure.
 fn describe_mod_error(e: &super::bindings::Error) -> CallError {
     use super::bindings::modhost::plugin::types::Error::*;
-    let (status, message) = match e {
-        NotFound(m) => (404, format!("not found: {m}")),
-        Invalid(m) => (400, format!("invalid: {m}")),
-        WrongKind(m) => (500, format!("wrong kind: {m}")),
-        Unreadable(m) => (500, format!("unreadable: {m}")),
-        TooLarge(m) => (413, format!("too large: {m}")),
-        Denied(m) => (403, format!("denied: {m}")),
-        Conflict(m) => (409, format!("conflict: {m}")),
-        Io(m) => (500, format!("i/o: {m}")),
-        Failed(m) => (500, m.clone()),
+    let (status, kind, reason) = match e {
+        NotFound(m) => (404, "not found: ", m),
+        Invalid(m) => (400, "invalid: ", m),
+        WrongKind(m) => (500, "wrong kind: ", m),
+        Unreadable(m) => (500, "unreadable: ", m),
+        TooLarge(m) => (413, "too large: ", m),
+        Denied(m) => (403, "denied: ", m),
+        Conflict(m) => (409, "conflict: ", m),
+        Io(m) => (500, "i/o: ", m),
+        Failed(m) => (500, "", m),
     };
     // The message reaches the log and the client: one line, cut.
-    CallError::Mod { status, message: logcap::clean(&message, MAX_REASON) }
+    let reason = logcap::clean(reason, MAX_REASON);
+    CallError::Mod { status, message: format!("{kind}{reason}"), reason }
 }
 
 /// The lines of a trapped call's stdout/stderr that say why, as one line: a Rust panic prints

@@ -165,10 +165,11 @@ fn chain_error(id: &str, e: ChainError) -> Error {
 /// kept), anything else (a trap, a deadline, quarantine, a full server) as `failed`.
 fn callee_error(target: &str, e: &CallError) -> Error {
     let message = match e {
-        CallError::Mod { message, .. } => format!("mod `{target}`: {message}"),
+        CallError::Mod { reason, .. } => format!("mod `{target}`: {reason}"),
         _ => format!("mod `{target}`: {e}"),
     };
     match e {
+        // `wrong-kind`, `unreadable` and `io` share 500 with `failed`: the caller sees `failed`.
         CallError::Mod { status, .. } => match status {
             400 => Error::Invalid(message),
             403 => Error::Denied(message),

@@ -41,7 +41,10 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         return Err(Error::Invalid(format!("count must be 1 to {MAX_COUNT}; it is {}", gift.count)));
     }
     if !profile::is_id(&gift.tpl) || !db::exists(&db::path(&["templates", "items", &gift.tpl])) {
-        return Err(Error::Invalid(format!("`{}` is not an item template", gift.tpl.chars().take(64).collect::<String>())));
+        return Err(Error::Invalid(format!(
+            "`{}` is not an item template",
+            gift.tpl.chars().take(64).collect::<String>()
+        )));
     }
     let Some(session) = call.session() else {
         return Err(Error::NotFound("give-item needs a session (call it for one with call-for-session)".into()));
@@ -55,7 +58,8 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         return Err(Error::NotFound(format!("the profile of session {session} does not exist")));
     };
     let mut doc = Doc::at(&key, version);
-    let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or_else(|| Error::failed("the profile has no stash"))?.to_owned();
+    let stash =
+        doc.get(&["Inventory", "stash"])?.as_str().ok_or_else(|| Error::failed("the profile has no stash"))?.to_owned();
     let mut grid = Grid::of(&mut doc, &mut templates, &stash, "hideout")?
         .ok_or_else(|| Error::failed("the profile's stash has no grid"))?;
     let (w, h) = templates.footprint(&gift.tpl, false);

@@ -125,7 +125,8 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
     crate::gifts::announce("items.moved", &json!({ "session": session, "uid": uid, "actions": applied }));
     for trade in applied.iter().filter(|a| a["Action"] == "TradingConfirm") {
         let items = json!([{ "id": trade["item_id"], "count": trade["count"] }]);
-        let done = json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
+        let done =
+            json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
         crate::gifts::announce("trade.done", &done);
     }
 }

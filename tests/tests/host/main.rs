@@ -19,6 +19,7 @@ mod polyglot;
 mod routing;
 mod sessions;
 mod store;
+mod together;
 mod wire;
 
 use modhost_tests::{TestServer, guests};

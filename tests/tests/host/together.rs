@@ -1,0 +1,318 @@
+//! Mods working together, over the wire: hooks on another mod's routes (order, answering in place,
+//! after-hooks on db-reference answers, failing hooks skipped or failing the request), events (fan-out
+//! in load order, the emitter left out, the nesting bound, cycles), calls (a cycle, a missing grant,
+//! the session a callee sees), the game's `give-item` and events, and a component built before any
+//! of it. The mods are `tests/fixtures/peer` installed under several ids, each with its own config
+//! (the fixture's contract: its README).
+
+use modhost_tests::client::{Call, send};
+use modhost_tests::{TestServer, TestServerBuilder, guests};
+use serde_json::{Value, json};
+
+const SESSION: &str = "0123456789abcdef01234567";
+
+/// Installs the peer fixture as `id` with `config` as its shipped defaults and `manifest` appended to
+/// its `mod.toml` (grants, relations).
+fn peer(builder: TestServerBuilder, id: &str, manifest: &str, config: Value) -> TestServerBuilder {
+    let dir = builder.root().join("mods").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.default.json"), config.to_string()).unwrap();
+    builder.with_mod(id, guests::PEER, manifest)
+}
+
+/// A before- and an after-hook that tag, on `path`, at `priority`.
+fn taggers(path: &str, priority: i32) -> Value {
+    json!([
+        {"path": path, "phase": "before", "priority": priority, "action": "tag"},
+        {"path": path, "phase": "after", "priority": priority, "action": "tag"},
+    ])
+}
+
+async fn post(server: &TestServer, path: &str, body: &[u8]) -> modhost_tests::client::Reply {
+    send(server.addr, &Call::post_raw(path, body).session(SESSION)).await.unwrap()
+}
+
+fn loaded(server: &TestServer) -> Vec<String> {
+    assert!(server.report.failed.is_empty(), "left out: {:?}", server.report.failed);
+    server.report.loaded.iter().map(|m| m.id.clone()).collect()
+}
+
+const HOOK_OWNER: &str = "[grants]\nhook = [\"/peer/o/\"]";
+
+#[tokio::test]
+async fn hooks_of_three_mods_run_by_load_relations_then_priority_and_the_chain_is_listed() {
+    // No relations: priority orders them (b 10, c 5, a 0), before and after alike.
+    let mut builder = peer(TestServer::builder(), "o", "", json!({"name": "o"}));
+    for (id, priority) in [("a", 0), ("b", 10), ("c", 5)] {
+        builder = peer(builder, id, HOOK_OWNER, json!({"name": id, "hooks": taggers("/peer/o/echo", priority)}));
+    }
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let reply = post(&server, "/peer/o/echo", b"{}").await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["x-hooks"], "b,c,a", "before-hooks by priority: {}", reply.text());
+    assert_eq!(reply.header("x-after"), Some("b,c,a"), "after-hooks by priority");
+    // A route nobody hooks runs its owner alone.
+    assert_eq!(post(&server, "/peer/a/echo", b"{}").await.json()["x-hooks"], Value::Null);
+    // The chain is on the status page: every hook on the route, in order.
+    let mods = send(server.addr, &Call::get("/modhost/mods")).await.unwrap().json();
+    let chain = mods["chains"].as_array().unwrap_or_else(|| panic!("no chains: {mods}"));
+    let route = chain.iter().find(|c| c["route"] == "/peer/o/").unwrap_or_else(|| panic!("{chain:?}"));
+    let order: Vec<String> = route["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| format!("{}:{}", h["mod"].as_str().unwrap(), h["phase"].as_str().unwrap()))
+        .collect();
+    assert_eq!(order, ["b:before", "b:after", "c:before", "c:after", "a:before", "a:after"], "{route}");
+    server.stop().await.unwrap();
+
+    // b loads after a: b's hooks now follow a's, whatever b's priority (c is free: 5 beats a's 0).
+    let mut builder = peer(TestServer::builder(), "o", "", json!({"name": "o"}));
+    for (id, priority, relation) in [("a", 0, ""), ("b", 10, "load_after = [\"a\"]\n"), ("c", 5, "")] {
+        let manifest = format!("{relation}{HOOK_OWNER}");
+        builder = peer(builder, id, &manifest, json!({"name": id, "hooks": taggers("/peer/o/echo", priority)}));
+    }
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    assert_eq!(post(&server, "/peer/o/echo", b"{}").await.json()["x-hooks"], "c,a,b");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hook_without_its_grant_refuses_the_mod_naming_the_grant() {
+    let builder = peer(TestServer::builder(), "o", "", json!({"name": "o"}));
+    let builder = peer(builder, "h", "", json!({"name": "h", "hooks": taggers("/peer/o/echo", 0)}));
+    let server = builder.start().await.unwrap();
+    let refused = server.report.failed.iter().find(|f| f.id == "h").expect("h is left out");
+    assert!(
+        refused.reason.contains("hooking /peer/o/echo needs a grant") && refused.reason.contains("hook"),
+        "{}",
+        refused.reason
+    );
+    assert_eq!(post(&server, "/peer/o/echo", b"{}").await.json()["x-hooks"], Value::Null);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_before_hook_answers_in_the_owners_place_and_after_hooks_still_run() {
+    let builder = peer(TestServer::builder(), "o", "", json!({"name": "o"}));
+    let hooks = json!([{"path": "/peer/o/echo", "phase": "before", "action": "answer"}]);
+    let builder = peer(builder, "a", HOOK_OWNER, json!({"name": "a", "hooks": hooks}));
+    let builder = peer(builder, "b", HOOK_OWNER, json!({"name": "b", "hooks": taggers("/peer/o/echo", -1)}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let reply = post(&server, "/peer/o/echo", b"{}").await;
+    assert_eq!(reply.json(), json!({"answered_by": "a"}), "the owner did not answer");
+    assert_eq!(reply.header("x-after"), Some("b"), "the after-hook saw a's answer");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_after_hook_changes_a_db_reference_answer_and_one_without_the_body_leaves_it_whole() {
+    let builder = TestServer::builder().with_mod("fx", guests::FIXTURE, "");
+    let hooks = json!([{"path": "/fx/db/", "kind": "prefix", "phase": "after", "body": true, "action": "wrap"}]);
+    let builder = peer(builder, "w", "[grants]\nhook = [\"/fx/db/\"]", json!({"name": "w", "hooks": hooks}));
+    let hooks = json!([{"path": "/fx/db/globals", "phase": "after", "action": "status"}]);
+    let builder = peer(builder, "s", "[grants]\nhook = [\"/fx/\"]", json!({"name": "s", "hooks": hooks}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let table: Value = serde_json::from_slice(&server.app.generation().db.get("templates").unwrap()).unwrap();
+    let reply = send(server.addr, &Call::get("/fx/db/templates")).await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json(), json!({"wrapped_by": "w", "body": table}), "the wrap saw the materialised table");
+    // `s` changes the status only: it never asked for the body, which stays the db's.
+    let globals: Value = serde_json::from_slice(&server.app.generation().db.get("globals").unwrap()).unwrap();
+    let reply = send(server.addr, &Call::get("/fx/db/globals")).await.unwrap();
+    assert_eq!(reply.status, 299);
+    assert_eq!(reply.json(), json!({"wrapped_by": "w", "body": globals}));
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_trapping_hook_is_skipped_unless_the_player_makes_it_fail_the_request() {
+    let build = |player: &'static str| {
+        let builder = peer(TestServer::builder(), "o", "", json!({"name": "o"}));
+        let hooks = json!([
+            {"path": "/peer/o/echo", "phase": "before", "priority": 9, "action": "trap"},
+            {"path": "/peer/o/echo", "phase": "after", "action": "error"},
+        ]);
+        let builder = peer(builder, "t", HOOK_OWNER, json!({"name": "t", "hooks": hooks}));
+        let builder = peer(builder, "g", HOOK_OWNER, json!({"name": "g", "hooks": taggers("/peer/o/echo", 0)}));
+        std::fs::write(builder.root().join("modhost.toml"), player).unwrap();
+        builder
+    };
+    let server = build("").start().await.unwrap();
+    loaded(&server);
+    for _ in 0..3 {
+        let reply = post(&server, "/peer/o/echo", b"{}").await;
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["x-hooks"], "g", "the trapping hook was skipped, the good one ran");
+        assert_eq!(reply.header("x-after"), Some("g"));
+    }
+    let mods = send(server.addr, &Call::get("/modhost/mods")).await.unwrap().json();
+    let t = mods["loaded"].as_array().unwrap().iter().find(|m| m["id"] == "t").unwrap().clone();
+    assert_eq!(t["hooks_skipped"], 6, "{t}");
+    server.stop().await.unwrap();
+
+    let server = build("[mods.t]\nhook_errors = \"fail\"\n").start().await.unwrap();
+    let reply = post(&server, "/peer/o/echo", b"{}").await;
+    assert_eq!(reply.status, 500, "{}", reply.text());
+    let text = reply.text();
+    assert!(text.contains("\"t\"") && text.contains("trap on purpose"), "{text}");
+    server.stop().await.unwrap();
+}
+
+/// The events `id` heard.
+async fn heard(server: &TestServer, id: &str) -> Vec<Value> {
+    post(server, &format!("/peer/{id}/events"), b"").await.json().as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_event_reaches_every_subscriber_but_the_emitter_in_load_order() {
+    // s1..s3 hear `go` and each says so on its own topic, which `r` hears: r's record is the order.
+    let mut builder = peer(TestServer::builder(), "e", "", json!({"name": "e", "subscriptions": ["go"]}));
+    for id in ["s1", "s2", "s3"] {
+        let config = json!({"name": id, "subscriptions": ["go"], "then_emit": {"go": format!("after.{id}")}});
+        builder = peer(builder, id, "", config);
+    }
+    let builder =
+        peer(builder, "z-recorder", "", json!({"name": "r", "subscriptions": ["after.s1", "after.s2", "after.s3"]}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let reply = post(&server, "/peer/e/emit/go", br#"{"n":1}"#).await;
+    assert_eq!(reply.json(), json!({"by": "e", "count": 3}), "three subscribers, not the emitter");
+    assert!(heard(&server, "e").await.is_empty(), "the emitter does not hear itself");
+    let order: Vec<Value> = heard(&server, "r").await.iter().map(|e| e["topic"].clone()).collect();
+    assert_eq!(order, ["after.s1", "after.s2", "after.s3"]);
+    let s2 = heard(&server, "s2").await;
+    assert_eq!(s2.len(), 1);
+    assert_eq!(
+        (&s2[0]["source"], &s2[0]["session"], &s2[0]["payload"]),
+        (&json!("e"), &json!(SESSION), &json!({"n": 1}))
+    );
+    // A topic nobody hears reaches nobody; a bad topic is the emitter's error.
+    assert_eq!(post(&server, "/peer/e/emit/nobody", b"1").await.json()["count"], 0);
+    assert_eq!(post(&server, "/peer/e/emit/Bad%20Topic", b"1").await.json()["error"]["kind"], "invalid");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn events_nest_at_most_eight_deep_and_a_cycle_is_an_error_value() {
+    // n1 hears t0 and emits t1, n2 hears t1 …: the emitter's handler is frame 1, n7 frame 8, so n7's
+    // emit of t7 is past the bound and n8 never hears it.
+    let mut builder = peer(TestServer::builder(), "e", "", json!({"name": "e"}));
+    for i in 1..=8 {
+        let config = json!({"name": format!("n{i}"), "subscriptions": [format!("t{}", i - 1)], "then_emit": {format!("t{}", i - 1): format!("t{i}")}});
+        builder = peer(builder, &format!("n{i}"), "", config);
+    }
+    let builder = peer(builder, "x1", "", json!({"name": "x1", "subscriptions": ["x"], "then_emit": {"x": "y"}}));
+    let builder = peer(builder, "x2", "", json!({"name": "x2", "subscriptions": ["y"], "then_emit": {"y": "x"}}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    assert_eq!(post(&server, "/peer/e/emit/t0", b"0").await.json()["count"], 1);
+    let n7 = heard(&server, "n7").await;
+    assert_eq!(n7[0]["then_emit"]["error"]["kind"], "too-large", "{n7:?}");
+    let message = n7[0]["then_emit"]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("at most 8 deep") && message.contains("n6 hearing t5"), "{message}");
+    assert!(heard(&server, "n8").await.is_empty());
+    assert_eq!(heard(&server, "n6").await[0]["then_emit"]["count"], 1);
+
+    // x1 hears x and emits y; x2 hears y and emits x, which x1 is hearing already: a cycle.
+    assert_eq!(post(&server, "/peer/e/emit/x", b"0").await.json()["count"], 1);
+    let x2 = heard(&server, "x2").await;
+    assert_eq!(x2[0]["then_emit"]["error"]["kind"], "invalid", "{x2:?}");
+    assert!(x2[0]["then_emit"]["error"]["message"].as_str().unwrap().contains("a cycle: x1 hearing x"), "{x2:?}");
+    assert_eq!(heard(&server, "x1").await.len(), 1, "x1 heard x once");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_need_their_grant_and_a_call_cycle_is_refused_while_the_callee_sees_caller_and_session() {
+    let functions = json!(["echo", "whoami", "relay"]);
+    let builder = peer(
+        TestServer::builder(),
+        "a",
+        "[grants]\ncall = [\"b\"]",
+        json!({"name": "a", "functions": functions, "relay": {"mod": "b", "function": "relay"}}),
+    );
+    let builder = peer(
+        builder,
+        "b",
+        "[grants]\ncall = [\"a\"]",
+        json!({"name": "b", "functions": functions, "relay": {"mod": "a", "function": "relay"}}),
+    );
+    let builder = peer(builder, "c", "", json!({"name": "c", "functions": ["echo"]}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    assert_eq!(post(&server, "/peer/a/call/b/echo", br#"{"x":1}"#).await.json(), json!({"x": 1}));
+    let who = post(&server, "/peer/a/call/b/whoami", b"").await.json();
+    assert_eq!(who, json!({"name": "b", "caller": "a", "session": SESSION}));
+    let other = "fedcba9876543210fedcba98";
+    let who = post(&server, &format!("/peer/a/call-for/{other}/b/whoami"), b"").await.json();
+    assert_eq!(who["session"], other, "call-for-session names the session the callee sees");
+
+    let denied = post(&server, "/peer/a/call/c/echo", b"1").await.json();
+    assert_eq!(denied["error"]["kind"], "denied", "{denied}");
+    assert!(denied["error"]["message"].as_str().unwrap().contains("add \"c\" to call under [grants]"), "{denied}");
+    let missing = post(&server, "/peer/a/call/b/nothing", b"1").await.json();
+    assert_eq!(missing["error"]["kind"], "not-found", "{missing}");
+
+    // a.relay → b.relay → a.relay: the third step is already running.
+    let cycle = post(&server, "/peer/a/call/b/relay", b"1").await.json();
+    assert_eq!(cycle["error"]["kind"], "invalid", "{cycle}");
+    let message = cycle["error"]["message"].as_str().unwrap();
+    assert!(message.contains("a cycle: b.relay is already running in this chain (a handling /peer/a/ → b.relay → a.relay)"), "{message}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_game_gives_an_item_to_a_new_player_through_the_welcome_pack_example() {
+    let builder = TestServer::builder().config(|c| c.builtin_mods = true);
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/welcome-pack/mod.toml")).unwrap();
+    let dir = builder.root().join("mods").join("welcome-pack");
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["config.default.json", "config.schema.json"] {
+        let from = format!("{}/../examples/welcome-pack/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(from, dir.join(file)).unwrap();
+    }
+    let extra = manifest
+        .lines()
+        .filter(|l| !l.starts_with("id =") && !l.starts_with("version ="))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let server = builder.with_mod("welcome-pack", guests::WELCOME_PACK, &extra).start().await.unwrap();
+    loaded(&server);
+    let create = br#"{"nickname": "Newcomer", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
+    let reply = send(server.addr, &Call::post("/client/game/profile/create", create).session(SESSION)).await.unwrap();
+    assert_eq!(reply.json()["err"], 0, "{}", reply.text());
+    let gifts = send(server.addr, &Call::get("/welcome-pack/gifts").session(SESSION)).await.unwrap().json();
+    let given = gifts["data"].as_array().or_else(|| gifts.as_array()).cloned().unwrap_or_default();
+    assert_eq!(given.len(), 1, "{gifts}");
+    let profile =
+        send(server.addr, &Call::post("/client/game/profile/list", b"{}").session(SESSION)).await.unwrap().json();
+    let items = profile["data"][0]["Inventory"]["items"].as_array().unwrap();
+    let id = given[0].as_str().unwrap();
+    let gift = items.iter().find(|i| i["_id"] == id).unwrap_or_else(|| panic!("gift {id} not in the stash"));
+    assert_eq!(gift["_tpl"], "5449016a4bdc2d6f028b456f");
+    // A blocked nickname is refused by the hook, in the game's place.
+    let other = "aaaaaaaaaaaaaaaaaaaaaaaa";
+    let blocked = br#"{"nickname": "Admin", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
+    let reply = send(server.addr, &Call::post("/client/game/profile/create", blocked).session(other)).await.unwrap();
+    assert_eq!(reply.json()["err"], 256, "{}", reply.text());
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_component_built_for_api_0_1_0_loads_and_answers_unchanged() {
+    let wasm = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/compat/hello-0.1.0/hello.wasm");
+    let server = TestServer::builder().with_mod("hello", wasm, "").start().await.unwrap();
+    assert_eq!(loaded(&server), ["hello"]);
+    let reply = send(server.addr, &Call::get("/hello/item")).await.unwrap();
+    assert_eq!(reply.json()["data"]["id"], "5449016a4bdc2d6f028b456f", "{}", reply.text());
+    let visits = post(&server, "/hello/visits", b"").await.json();
+    assert_eq!(visits["data"]["visits"], 1, "{visits}");
+    assert_eq!(send(server.addr, &Call::get("/hello/fail")).await.unwrap().json()["err"], 1);
+    server.stop().await.unwrap();
+}
