@@ -287,7 +287,8 @@ async fn load_one(
     cx.config = mod_config;
     let _ = cx.peers.set(Arc::downgrade(peers));
     let cx = Arc::new(cx);
-    let load_chain = || Chain::root(id, Step::Load, None);
+    let own_id = cx.id.clone();
+    let load_chain = || Chain::root(&own_id, Step::Load, None);
     // Cranelift is CPU-bound for up to seconds: off the async workers, so serving goes on beside it.
     let (runtime2, reuse) = (runtime.clone(), manifest.reuse);
     let (loaded, compile) = tokio::task::spawn_blocking(move || runtime2.load(&wasm, cx, reuse, limits))

@@ -35,7 +35,7 @@ pub(super) async fn run(
     trace: Option<&mut Trace>,
 ) -> Result<Outcome, Answer> {
     let route = request.route.clone();
-    let owner_chain = || Chain::root(owner.id(), Step::Handle(route.clone()), session);
+    let owner_chain = || Chain::root(&owner.context().id, Step::Handle(route.clone()), session);
     let mut hooks = generation.hooks.find(&request.url);
     if hooks.is_empty() {
         let response = owner.handle(&request, owner_chain(), trace).await.map_err(|e| mod_failed(owner.id(), &e))?;
@@ -45,7 +45,7 @@ pub(super) async fn run(
 
     let mut answered = None;
     for hook in hooks.iter().filter(|h| h.spec.phase == Phase::Before) {
-        let chain = Chain::root(hook.module.id(), Step::Hook(hook.spec.path.clone()), session);
+        let chain = Chain::root(&hook.module.context().id, Step::Hook(hook.spec.path.clone()), session);
         let verdict = hook.module.before(&hook.spec.path, &request, chain).await;
         match verdict.map_err(HookFailure::Call).and_then(|v| apply_verdict(&mut request, v, owner)) {
             Ok(None) => {}
@@ -66,7 +66,7 @@ pub(super) async fn run(
     };
 
     for hook in hooks.iter().filter(|h| h.spec.phase == Phase::After) {
-        let chain = Chain::root(hook.module.id(), Step::Hook(hook.spec.path.clone()), session);
+        let chain = Chain::root(&hook.module.context().id, Step::Hook(hook.spec.path.clone()), session);
         let edit = if hook.spec.body {
             materialise(generation, &mut response, owner)?;
             hook.module.after(&hook.spec.path, &request, &response, chain).await

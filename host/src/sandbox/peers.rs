@@ -114,9 +114,10 @@ pub(crate) enum ChainError {
 
 impl Chain {
     /// The chain of a request (or a load step) whose session lock, if any, the caller holds.
-    pub(crate) fn root(module: &str, step: Step, session: Option<SessionId>) -> Chain {
+    pub(crate) fn root(module: &Arc<str>, step: Step, session: Option<SessionId>) -> Chain {
         Chain {
-            frames: vec![Frame { module: module.into(), step }],
+            // An `Arc` clone, not a copy of the id: every request starts a chain.
+            frames: vec![Frame { module: module.clone(), step }],
             session,
             held: session.into_iter().collect(),
             _guards: Arc::default(),
@@ -176,8 +177,8 @@ mod tests {
 
     #[test]
     fn a_chain_refuses_a_step_already_in_it_and_a_step_past_the_depth() {
-        let root = Chain::root("game", Step::Handle("/x".into()), None);
         let (b, game): (Arc<str>, Arc<str>) = ("b".into(), "game".into());
+        let root = Chain::root(&game, Step::Handle("/x".into()), None);
         let heard = root.child(&b, Step::Event("t".into()));
         assert!(heard.admits("game", &Step::Call("give".into())).is_ok(), "another step of a mod on the chain");
         let called = heard.child(&game, Step::Call("give".into()));
