@@ -19,6 +19,8 @@
 //! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! - `config_edit`: the page's config editor, `POST /modhost/config/<id>`: check, write atomically,
+//!   reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
 //! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
@@ -38,6 +40,7 @@ mod builtin;
 pub mod check;
 pub mod client;
 mod config;
+mod config_edit;
 mod front;
 mod generation;
 mod metrics;
