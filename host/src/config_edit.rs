@@ -14,7 +14,7 @@ use crate::status::{Page, RELOAD_HEADER};
 use serde_json::json;
 
 /// The path prefix: the mod's id follows.
-pub(crate) const PREFIX: &str = "/modhost/config/";
+pub(crate) const PREFIX: &str = crate::status::CONFIG_PREFIX;
 /// The largest body taken, in bytes: a configuration file's cap.
 pub(crate) const MAX_BODY: usize = modhost_mods::config::MAX_FILE_BYTES as usize;
 

@@ -19,6 +19,9 @@ use std::time::SystemTime;
 
 /// The header a reload request must carry (any value).
 pub const RELOAD_HEADER: &str = "x-modhost-reload";
+/// The config editor's path prefix, the mod's id following (answered by `config_edit.rs`, which
+/// imports this module, not the other way round).
+pub(crate) const CONFIG_PREFIX: &str = "/modhost/config/";
 /// The page at `/modhost/`.
 const PAGE: &str = include_str!("status.html");
 
@@ -56,7 +59,7 @@ pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: b
         (_, "/modhost" | "/modhost/" | "/modhost/status" | "/modhost/mods" | "/modhost/reload") => {
             Page::json(405, &json!({"error": format!("{method} is not allowed on {path}")}))
         }
-        (_, path) if path.starts_with(crate::config_edit::PREFIX) => {
+        (_, path) if path.starts_with(CONFIG_PREFIX) => {
             // POST is answered by `config_edit::apply`, which reads the body (front/dispatch.rs).
             Page::json(405, &json!({"error": format!("{method} is not allowed on {path}: POST a mod's config.json")}))
         }

@@ -765,7 +765,11 @@ async fn chromium_config_edit_is_applied_and_persisted() {
     // Persisted: the player's file holds only the change, and the mod reads it.
     let on_disk: Value = serde_json::from_slice(&std::fs::read(folder.join("config.json")).expect("config.json"))
         .expect("config.json is JSON");
-    assert_eq!(on_disk, serde_json::json!({"gift": {"count": 7}}), "the invalid edit wrote nothing");
+    assert_eq!(
+        on_disk,
+        serde_json::json!({"gift": {"count": 7}}),
+        "config.json holds only the change (what differs from the defaults), and the invalid edit wrote nothing"
+    );
     assert_eq!(get(addr, "/fx/config/gift.count").await.text(), "7");
     let mods = get_json(addr, "/modhost/mods").await;
     assert_eq!(loaded(&mods, "fx")["config"]["gift"]["count"], 7, "{mods:#}");
