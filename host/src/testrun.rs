@@ -68,12 +68,34 @@ fn identity(manifest: Option<&Path>) -> anyhow::Result<(String, Grants, Option<P
         None if Path::new("mod.toml").exists() => PathBuf::from("mod.toml"),
         None => return Ok(("test".to_owned(), Grants::default(), None)),
     };
-    // `mod.toml` alone has the empty parent: the current folder.
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
+    let folder = config_folder(&path);
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let parsed = Manifest::parse(&text).with_context(|| format!("in {}", path.display()))?;
     Ok((parsed.id.to_string(), parsed.grants, Some(folder)))
+}
+
+/// The folder a manifest's configuration files are read from: the manifest's own. A bare `mod.toml`
+/// has the empty path as its parent, which names no folder: the current one.
+fn config_folder(manifest: &Path) -> PathBuf {
+    match manifest.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{config_folder, identity};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_config_is_read_beside_the_manifest() {
+        assert_eq!(config_folder(Path::new("mod.toml")), PathBuf::from("."));
+        assert_eq!(config_folder(Path::new("mods/greeter/mod.toml")), PathBuf::from("mods/greeter"));
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let manifest = dir.path().join("mod.toml");
+        std::fs::write(&manifest, "id = \"greeter\"\nversion = \"0.1.0\"\n").expect("a manifest");
+        let (id, _, folder) = identity(Some(&manifest)).expect("the manifest reads");
+        assert_eq!((id.as_str(), folder), ("greeter", Some(dir.path().to_owned())));
+    }
 }
