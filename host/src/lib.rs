@@ -20,6 +20,8 @@
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`dev`]: `modhost dev`, a mod project rebuilt, installed and reloaded on each save.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! - `config_edit`: the page's config editor, `POST /modhost/config/<id>`: check, write atomically,
+//!   reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
 //! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
@@ -40,6 +42,7 @@ mod builtin;
 pub mod check;
 pub mod client;
 mod config;
+mod config_edit;
 pub mod dev;
 mod front;
 mod generation;

@@ -7,6 +7,7 @@
 //!   slots) and the mods left out with why.
 //! - `GET /modhost/`: a small self-contained page that fetches the two and shows them.
 //! - `POST /modhost/reload`: reload the mods (see [`App::reload`]); answers the outcome.
+//! - `POST /modhost/config/<id>`: the page's config editor (`config_edit.rs`): check, write, reload.
 //!
 //! The reload answers only a request that carries the `x-modhost-reload` header: a web page the player
 //! visits cannot send a custom header to 127.0.0.1 without a CORS preflight this server never grants,
@@ -19,6 +20,9 @@ use std::time::SystemTime;
 
 /// The header a reload request must carry (any value).
 pub const RELOAD_HEADER: &str = "x-modhost-reload";
+/// The config editor's path prefix, the mod's id following (answered by `config_edit.rs`, which
+/// imports this module, not the other way round).
+pub(crate) const CONFIG_PREFIX: &str = "/modhost/config/";
 /// The page at `/modhost/`.
 const PAGE: &str = include_str!("status.html");
 
@@ -30,7 +34,7 @@ pub(crate) struct Page {
 }
 
 impl Page {
-    fn json(status: u16, value: &Value) -> Page {
+    pub(crate) fn json(status: u16, value: &Value) -> Page {
         Page { status, content_type: "application/json", body: serde_json::to_vec_pretty(value).unwrap_or_default() }
     }
 }
@@ -55,6 +59,10 @@ pub(crate) async fn answer(app: &App, method: &str, path: &str, reload_header: b
         ),
         (_, "/modhost" | "/modhost/" | "/modhost/status" | "/modhost/mods" | "/modhost/reload") => {
             Page::json(405, &json!({"error": format!("{method} is not allowed on {path}")}))
+        }
+        (_, path) if path.starts_with(CONFIG_PREFIX) => {
+            // POST is answered by `config_edit::apply`, which reads the body (front/dispatch.rs).
+            Page::json(405, &json!({"error": format!("{method} is not allowed on {path}: POST a mod's config.json")}))
         }
         _ => Page::json(404, &json!({"error": format!("no host page at {path}")})),
     }

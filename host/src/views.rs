@@ -89,6 +89,19 @@ pub struct ModView {
     /// Its hooks that failed and were skipped since it was loaded.
     #[serde(default)]
     pub hooks_skipped: u64,
+    /// Its effective configuration: what `config.get` reads (`{}` when it has none; docs/config.md).
+    #[serde(default)]
+    pub config: serde_json::Value,
+    /// The defaults it ships (`config.default.json`), which the player's file is merged over.
+    #[serde(default)]
+    pub config_defaults: serde_json::Value,
+    /// Its `config.schema.json`, when it ships one.
+    #[serde(default)]
+    pub config_schema: Option<serde_json::Value>,
+    /// The player's file (`<root>/mods/<id>/config.json`, there or not); absent for a built-in mod,
+    /// which has no folder and no configuration.
+    #[serde(default)]
+    pub config_file: Option<String>,
 }
 
 /// A mod's limits, in the units the player writes them in `modhost.toml`.
@@ -223,6 +236,12 @@ impl ModView {
             subscriptions: module.declarations().subscriptions.iter().cloned().collect(),
             functions: module.declarations().functions.iter().cloned().collect(),
             hooks_skipped: module.context().hooks_skipped.load(std::sync::atomic::Ordering::Relaxed),
+            config: info.map(|i| i.config.effective.clone()).unwrap_or_default(),
+            config_defaults: info.map(|i| i.config.defaults.clone()).unwrap_or_default(),
+            config_schema: info.and_then(|i| i.config.schema.clone()),
+            config_file: info
+                .filter(|i| matches!(i.origin, modhost_mods::Origin::Folder(_)))
+                .map(|i| i.config.player_path.display().to_string()),
         }
     }
 }
@@ -267,6 +286,15 @@ impl std::fmt::Display for ModsView {
                 if !items.is_empty() {
                     writeln!(out, "  {label}: {}", items.join(", "))?;
                 }
+            }
+            if let Some(file) = &m.config_file {
+                // One line: a configuration is the player's to read in full in the file or on the page.
+                let mut text = m.config.to_string();
+                if text.len() > 200 {
+                    let cut = (0..=200).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+                    text = format!("{} …", &text[..cut]);
+                }
+                writeln!(out, "  config ({file}): {text}")?;
             }
             if let Some(why) = &m.quarantined {
                 writeln!(out, "  QUARANTINED: {why}")?;

@@ -7,6 +7,11 @@
 //! JSON and the page show can be checked exactly.
 //!
 //! The screenshot is kept in `target/status-page.png` for people to look at.
+//!
+//! The config editor's test (`chromium_config_edit_is_applied_and_persisted`) acts on the page as a
+//! player would, through the DevTools protocol (a minimal client below): it edits a value, applies it,
+//! then applies an invalid one, and checks what the page showed, `config.json` on disk and what the
+//! mod reads.
 
 use modhost_tests::client::{Call, Reply, send};
 use modhost_tests::{TestServer, guests, server::install_mod};
@@ -532,5 +537,329 @@ async fn the_page_plots_each_routes_latency_over_time() {
     }
     let untouched = route_row_html(&dom, "/fx/counter");
     assert!(!untouched.contains("<svg"), "a route with no request has no plot: {untouched}");
+    server.stop().await.expect("stopping");
+}
+
+// ---- Chromium: the config editor (host/src/config_edit.rs, docs/config.md) ----
+
+/// The fixture's config in the editor's test: defaults and a schema (`gift.count` at least 1).
+const EDITOR_DEFAULTS: &str = r#"{"greeting": "hello", "gift": {"count": 2, "item": "bread"}}"#;
+const EDITOR_SCHEMA: &str = r#"{"type": "object", "properties": {
+    "gift": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1,
+        "description": "how many"}}}}}"#;
+
+/// What the test does on the page, as a player would, evaluated in it over the DevTools protocol: waits
+/// for the editor, sets `gift.count` to 7 and applies, then to -1 and applies, and answers a log of
+/// what the page showed after each. Every wait is bounded (20 s).
+const EDITOR_DRIVER: &str = r#"(async () => {
+  const lines = [];
+  const log = (s) => lines.push(s);
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+  const input = () => document.querySelector('[data-mod="fx"] input[data-key="gift.count"]');
+  const result = () => document.querySelector('[data-result="fx"]');
+  async function until(what, test) {
+    const started = Date.now();
+    for (;;) {
+      let ok = false;
+      try { ok = Boolean(test()); } catch (e) {}
+      if (ok) return true;
+      if (Date.now() - started > 20000) {
+        const box = document.getElementById("config-box");
+        log("TIMEOUT waiting for " + what + "; the section: " + (box ? box.outerHTML : "none"));
+        return false;
+      }
+      await sleep(50);
+    }
+  }
+  function apply(value) {
+    const i = input();
+    i.value = value;
+    i.dispatchEvent(new Event("input"));
+    document.querySelector('[data-apply="fx"]').click();
+  }
+  if (!await until("the editor", input)) return lines.join("\n");
+  log("SHOWN " + input().value);
+  apply("7");
+  if (!await until("the apply", () => result().textContent.startsWith("applied"))) return lines.join("\n");
+  log("APPLIED " + result().textContent + " | now " + input().value);
+  apply("-1");
+  if (!await until("the refusal", () => result().textContent.startsWith("not applied"))) return lines.join("\n");
+  log("REFUSED " + result().textContent + " | class " + result().className);
+  log("DONE");
+  return lines.join("\n") + "\n";
+})()"#;
+
+/// Just enough of the DevTools protocol to evaluate a script in a page: headless Chromium with
+/// `--remote-debugging-port=0`, its page target found through `/json/list`, and one WebSocket (RFC
+/// 6455, text frames only) carrying `Runtime.evaluate`. `--dump-dom` cannot act on a page, and a
+/// driver page of another origin cannot reach into it (site isolation holds even with
+/// `--disable-web-security`), so the test talks to the browser as DevTools does.
+mod devtools {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::net::TcpStream;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    /// How long one read or write may block.
+    const IO_WAIT: Duration = Duration::from_secs(60);
+
+    fn connect(port: u16) -> TcpStream {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connecting to DevTools");
+        stream.set_read_timeout(Some(IO_WAIT)).expect("a read timeout");
+        stream.set_write_timeout(Some(IO_WAIT)).expect("a write timeout");
+        stream
+    }
+
+    /// The port Chromium wrote into `<profile>/DevToolsActivePort`, waiting up to 30 s for it.
+    pub(super) fn port(profile: &Path) -> u16 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = std::fs::read_to_string(profile.join("DevToolsActivePort")).unwrap_or_default();
+            if let Some(port) = text.lines().next().and_then(|l| l.trim().parse().ok()) {
+                return port;
+            }
+            assert!(Instant::now() < deadline, "Chromium wrote no DevToolsActivePort in 30 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The WebSocket path of the page whose URL starts with `url`, waiting up to 30 s for it.
+    pub(super) fn page(port: u16, url: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // The port is written before DevTools answers: a refused or dropped connection is retried.
+            let mut answer = String::new();
+            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+                let _ = stream.set_read_timeout(Some(IO_WAIT));
+                let asked =
+                    write!(stream, "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+                // DevTools keeps the connection open: read up to the body's Content-Length.
+                let mut bytes = Vec::new();
+                let mut chunk = [0u8; 16 << 10];
+                while asked.is_ok() && bytes.len() < 16 << 20 {
+                    let Ok(n @ 1..) = stream.read(&mut chunk) else { break };
+                    bytes.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&bytes);
+                    let Some((head, body)) = text.split_once("\r\n\r\n") else { continue };
+                    let length = head.lines().find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+                    });
+                    if length.is_some_and(|n| body.len() >= n) {
+                        answer = text.into_owned();
+                        break;
+                    }
+                }
+            }
+            let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+            let targets: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+            let found = targets
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.starts_with(url)));
+            if let Some(ws) = found.and_then(|t| t["webSocketDebuggerUrl"].as_str()) {
+                let path = ws.split_once("//").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned()));
+                return path.expect("a WebSocket path");
+            }
+            assert!(Instant::now() < deadline, "no page target for {url} in 30 s: {body}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Evaluates `expression` in the page at WebSocket `path` (awaiting a promise) and answers its
+    /// value as a string, or the protocol's answer when it is not one (an exception, or a context
+    /// destroyed by a navigation).
+    pub(super) fn evaluate(port: u16, path: &str, expression: &str) -> Result<String, String> {
+        let mut stream = connect(port);
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .expect("the WebSocket handshake");
+        let mut reader = BufReader::new(stream.try_clone().expect("a second handle"));
+        let mut status = String::new();
+        reader.read_line(&mut status).expect("the handshake's answer");
+        assert!(status.contains(" 101 "), "DevTools refused the WebSocket: {status}");
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("a handshake header");
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        let call = serde_json::json!({"id": 1, "method": "Runtime.evaluate",
+            "params": {"expression": expression, "awaitPromise": true, "returnByValue": true}});
+        send(&mut stream, call.to_string().as_bytes());
+        // Bounded: each read waits at most IO_WAIT, and the script's own waits are bounded.
+        for _ in 0..1000 {
+            let message: serde_json::Value = serde_json::from_slice(&receive(&mut reader)).expect("a JSON message");
+            if message["id"] == 1 {
+                let value = &message["result"]["result"]["value"];
+                return value.as_str().map(str::to_owned).ok_or_else(|| message.to_string());
+            }
+        }
+        panic!("no answer to Runtime.evaluate in 1000 messages");
+    }
+
+    /// Sends one masked text frame (a client must mask; the key's value does not matter).
+    fn send(stream: &mut TcpStream, payload: &[u8]) {
+        let mask = [0x5a, 0x3c, 0x96, 0x0f];
+        let mut frame = vec![0x81];
+        match payload.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n <= 0xffff => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        frame.extend_from_slice(&mask);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        stream.write_all(&frame).expect("sending a frame");
+    }
+
+    /// One whole message (continuation frames joined; pings skipped). At most 64 MiB.
+    fn receive(reader: &mut BufReader<TcpStream>) -> Vec<u8> {
+        let mut message = Vec::new();
+        loop {
+            let mut head = [0u8; 2];
+            reader.read_exact(&mut head).expect("a frame head");
+            let len = match head[1] & 0x7f {
+                126 => {
+                    let mut n = [0u8; 2];
+                    reader.read_exact(&mut n).expect("a frame length");
+                    u64::from(u16::from_be_bytes(n))
+                }
+                127 => {
+                    let mut n = [0u8; 8];
+                    reader.read_exact(&mut n).expect("a frame length");
+                    u64::from_be_bytes(n)
+                }
+                n => u64::from(n),
+            };
+            assert!(len <= 64 << 20, "a {len}-byte frame from DevTools");
+            let mut payload = vec![0u8; len as usize];
+            reader.read_exact(&mut payload).expect("a frame payload");
+            match head[0] & 0x0f {
+                0x8 => panic!("DevTools closed the WebSocket"),
+                0x9 | 0xa => continue,
+                _ => message.extend_from_slice(&payload),
+            }
+            if head[0] & 0x80 != 0 {
+                return message;
+            }
+        }
+    }
+}
+
+/// Opens `url` in headless Chromium with DevTools on, evaluates `expression` in it, and answers the
+/// value. Chromium runs in a process group of its own, killed whole afterwards.
+fn chromium_evaluate(url: &str, expression: &str) -> String {
+    use std::os::unix::process::CommandExt as _;
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let mut child = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("starting chromium");
+    let group = child.id();
+    let outcome = std::panic::catch_unwind(|| {
+        let port = devtools::port(profile.path());
+        let page = devtools::page(port, url);
+        // The target is listed before its navigation commits: wait until the page itself has loaded.
+        let ready = "location.href + ' ' + document.readyState";
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let state = devtools::evaluate(port, &page, ready).unwrap_or_default();
+            if state.starts_with(url) && state.ends_with(" complete") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the page did not load in 30 s: {state}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        devtools::evaluate(port, &page, expression).unwrap_or_else(|e| panic!("the script failed: {e}"))
+    });
+    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{group}")]).stderr(Stdio::null()).status();
+    let _ = child.wait();
+    outcome.unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_config_edit_is_applied_and_persisted() {
+    let _ = chromium(); // fail before anything else when it is missing
+    let builder = TestServer::builder().with_mod("fx", guests::FIXTURE, "");
+    let folder = builder.root().join("mods/fx");
+    std::fs::create_dir_all(&folder).expect("the mod folder");
+    std::fs::write(folder.join("config.default.json"), EDITOR_DEFAULTS).expect("defaults");
+    std::fs::write(folder.join("config.schema.json"), EDITOR_SCHEMA).expect("schema");
+    let server = tokio::time::timeout(BOOT_WAIT, builder.start()).await.expect("booted in time").expect("booting");
+    let addr = server.addr;
+    let url = format!("http://{addr}/modhost/");
+    let log = tokio::task::spawn_blocking(move || chromium_evaluate(&url, EDITOR_DRIVER))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    assert!(log.contains("DONE"), "the driver did not finish:\n{log}");
+    assert!(log.contains("SHOWN 2\n"), "the editor shows the default: {log}");
+    assert!(log.contains("APPLIED applied: ") && log.contains("| now 7\n"), "the page shows the applied value: {log}");
+    assert!(
+        log.contains(
+            r#"REFUSED not applied, nothing written: mods/fx/config.json: key "gift.count": -1 is less than the minimum of 1 (config.schema.json) | class config-result bad"#
+        ),
+        "the page shows the refusal, naming the key: {log}"
+    );
+
+    // Persisted: the player's file holds only the change, and the mod reads it.
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(folder.join("config.json")).expect("config.json"))
+        .expect("config.json is JSON");
+    assert_eq!(
+        on_disk,
+        serde_json::json!({"gift": {"count": 7}}),
+        "config.json holds only the change (what differs from the defaults), and the invalid edit wrote nothing"
+    );
+    assert_eq!(get(addr, "/fx/config/gift.count").await.text(), "7");
+    let mods = get_json(addr, "/modhost/mods").await;
+    assert_eq!(loaded(&mods, "fx")["config"]["gift"]["count"], 7, "{mods:#}");
+    server.stop().await.expect("stopping");
+}
+
+// ---- Chromium: every hooked route's chain (docs/mods-together.md) ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_lists_each_hooked_routes_chain_in_run_order() {
+    let _ = chromium();
+    let mut builder = TestServer::builder();
+    let hookers =
+        [("o", 0, ""), ("a", 0, "[grants]\nhook = [\"/peer/o/\"]"), ("b", 10, "[grants]\nhook = [\"/peer/o/\"]")];
+    for (id, priority, grants) in hookers {
+        let hooks = if id == "o" {
+            serde_json::json!([])
+        } else {
+            serde_json::json!([{"path": "/peer/o/echo", "phase": "before", "priority": priority, "action": "tag"}])
+        };
+        let dir = builder.root().join("mods").join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.default.json"), serde_json::json!({"name": id, "hooks": hooks}).to_string())
+            .unwrap();
+        builder = builder.with_mod(id, guests::PEER, grants);
+    }
+    let server = builder.start().await.expect("starting");
+    let url = format!("http://{}/modhost/", server.addr);
+    let dom = chromium_off_runtime(vec!["--dump-dom".to_owned(), "--virtual-time-budget=10000".to_owned()], url).await;
+    let table = &dom[dom.find("id=\"chains\"").unwrap_or_else(|| panic!("no chains table:\n{dom}"))..];
+    let table = &table[..table.find("</table>").expect("the table ends")];
+    let row =
+        "<td>/peer/o/*</td><td>b (/peer/o/echo, priority 10) → a (/peer/o/echo, priority 0)</td><td>o</td><td>—</td>";
+    assert!(table.contains(row), "the chain, in run order:\n{table}");
     server.stop().await.expect("stopping");
 }

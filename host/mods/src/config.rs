@@ -1,8 +1,9 @@
 //! A mod's configuration, the player's to edit: the defaults the mod ships (`config.default.json`
 //! beside its `mod.toml`), an optional JSON Schema (`config.schema.json`), and the player's
 //! `config.json`, applied over the defaults as an RFC 7396 merge patch so the player writes only what
-//! they change. [`load`] reads a folder's effective configuration, [`ModConfig::check_player`] vets a
-//! proposed player file, [`write_player`] writes one atomically.
+//! they change. [`load`] reads a folder's effective configuration; [`load_shipped`] what the mod
+//! ships, which [`ModConfig::check_player`] vets a proposed player file against; [`write_player`]
+//! writes one atomically.
 //!
 //! The rules, checked at load and before the status page writes anything:
 //! - each file is at most [`MAX_FILE_BYTES`], a JSON object, nested at most 128 deep (serde_json's
@@ -188,12 +189,23 @@ fn shown_file(shown: &str, file: &str) -> String {
 /// Reads and checks the configuration of the mod in `folder`: see the module doc for the rules.
 /// A folder with none of the three files has the configuration `{}`.
 pub fn load(folder: &Path) -> Result<ModConfig, ConfigError> {
+    let mut config = load_shipped(folder)?;
+    if let Some(player) = read_json(&config.player_path, &config.player_file())? {
+        config.effective = config.check_player(&player)?;
+        config.player = Some(player);
+    }
+    Ok(config)
+}
+
+/// What the mod in `folder` ships, checked, without the player's file: its defaults are the
+/// effective configuration. What a proposed player file is checked against
+/// ([`ModConfig::check_player`]), so a player file that is broken now can be replaced.
+pub fn load_shipped(folder: &Path) -> Result<ModConfig, ConfigError> {
     let shown = shown_folder(folder);
     let defaults_file = shown_file(&shown, DEFAULTS_FILE);
     let schema_file = shown_file(&shown, SCHEMA_FILE);
     let defaults = read_json(&folder.join(DEFAULTS_FILE), &defaults_file)?;
     let schema = read_json(&folder.join(SCHEMA_FILE), &schema_file)?;
-    let player = read_json(&folder.join(PLAYER_FILE), &shown_file(&shown, PLAYER_FILE))?;
     let has_defaults = defaults.is_some();
     let defaults = defaults.unwrap_or_else(|| Value::Object(Map::new()));
     if !defaults.is_object() {
@@ -203,7 +215,7 @@ pub fn load(folder: &Path) -> Result<ModConfig, ConfigError> {
         // Bad defaults are the mod's fault, not the player's: name the mod's file.
         check_schema(schema, &defaults, &defaults_file, &schema_file)?;
     }
-    let mut config = ModConfig {
+    Ok(ModConfig {
         effective: defaults.clone(),
         defaults,
         schema,
@@ -211,12 +223,7 @@ pub fn load(folder: &Path) -> Result<ModConfig, ConfigError> {
         player_path: folder.join(PLAYER_FILE),
         shown,
         has_defaults,
-    };
-    if let Some(player) = player {
-        config.effective = config.check_player(&player)?;
-        config.player = Some(player);
-    }
-    Ok(config)
+    })
 }
 
 /// Writes `player` as the player's file of the mod in `folder`, atomically: the text goes to a

@@ -50,7 +50,7 @@ pub(super) async fn respond(
             served.route = Some(METRICS.to_owned());
             (metrics(app), true)
         }
-        (Ok(()), Some(HostPath::Pages)) => (host_page(app, &request, &mut served).await, true),
+        (Ok(()), Some(HostPath::Pages)) => (host_page(app, request, &mut served).await, true),
         (Ok(()), None) => {
             let identity = wire::wants_identity(request::header_str(&request, header::ACCEPT_ENCODING));
             match call_mod(app, request, &mut served, trace.as_mut()).await {
@@ -84,18 +84,43 @@ fn metrics(app: &App) -> Answer {
 }
 
 /// A page under `/modhost/` (`status.rs`), always uncompressed: browsers and tools read it as is.
-async fn host_page(app: &App, request: &Request<Incoming>, served: &mut Served) -> Answer {
-    let path = request.uri().path();
-    let page = crate::status::answer(
-        app,
-        request.method().as_str(),
-        path,
-        request.headers().contains_key(crate::status::RELOAD_HEADER),
-    )
-    .await;
-    // Known pages are counted under their path; anything else under one pattern, so a client cannot
-    // grow the metrics table with made-up URLs.
-    served.route = Some(if page.status == 404 { "/modhost/*".to_owned() } else { path.to_owned() });
+/// The config editor's `POST /modhost/config/<id>` (`config_edit.rs`) is the one host page with a
+/// body: read like a mod's (`request.rs`: its deadline and the server-wide budget), and held to a
+/// config file's cap of 1 MiB.
+async fn host_page(app: &App, request: Request<Incoming>, served: &mut Served) -> Answer {
+    let path = request.uri().path().to_owned();
+    let method = request.method().as_str().to_owned();
+    let reload_header = request.headers().contains_key(crate::status::RELOAD_HEADER);
+    // Known pages are counted under their path; anything else (and every mod's config edit) under one
+    // pattern, so a client cannot grow the metrics table with made-up URLs.
+    let counted = |status: u16| match status {
+        404 => "/modhost/*".to_owned(),
+        _ if path.starts_with(crate::config_edit::PREFIX) => format!("{}*", crate::config_edit::PREFIX),
+        _ => path.clone(),
+    };
+    let page = if !crate::config_edit::is_config_post(&method, &path) {
+        crate::status::answer(app, &method, &path, reload_header).await
+    } else if !reload_header {
+        crate::config_edit::refuse_without_header()
+    } else {
+        let declared = request::header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > crate::config_edit::MAX_BODY as u64) {
+            served.route = Some(counted(413));
+            let sentence = format!("a config is at most {} bytes", crate::config_edit::MAX_BODY);
+            let mut answer = Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &sentence, &[]);
+            // The body is never read, so the connection cannot be reused.
+            answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+            return answer;
+        }
+        match request::read(app, request).await {
+            Ok((_, body)) => crate::config_edit::apply(app, &path, &body.bytes).await,
+            Err(answer) => {
+                served.route = Some(counted(answer.status.as_u16()));
+                return answer;
+            }
+        }
+    };
+    served.route = Some(counted(page.status));
     Answer {
         status: StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         headers: vec![

@@ -3,6 +3,7 @@
 
 mod boot;
 mod check;
+mod config;
 mod containment;
 mod emulator;
 mod front;

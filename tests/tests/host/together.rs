@@ -262,7 +262,10 @@ async fn calls_need_their_grant_and_a_call_cycle_is_refused_while_the_callee_see
     let cycle = post(&server, "/peer/a/call/b/relay", b"1").await.json();
     assert_eq!(cycle["error"]["kind"], "invalid", "{cycle}");
     let message = cycle["error"]["message"].as_str().unwrap();
-    assert!(message.contains("a cycle: b.relay is already running in this chain (a handling /peer/a/ → b.relay → a.relay)"), "{message}");
+    assert!(
+        message.contains("a cycle: b.relay is already running in this chain (a handling /peer/a/ → b.relay → a.relay)"),
+        "{message}"
+    );
     server.stop().await.unwrap();
 }
 
