@@ -6,13 +6,36 @@
 
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// The flags `route-cost` and `chain-cost` share: the binaries they start and the load.
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    /// The modhost binary.
+    #[arg(long, default_value = "target/release/modhost")]
+    pub modhost: PathBuf,
+    /// The raw hyper baseline.
+    #[arg(long, default_value = "target/release/hyper-hello")]
+    pub hello: PathBuf,
+    /// The fixture guest (`tests/fixtures/guest`).
+    #[arg(long, default_value = "target/wasm-guests/wasm32-wasip2/release/fixture_guest.wasm")]
+    pub fixture: PathBuf,
+    /// Seconds measured per server and repetition (after a warm-up of a second).
+    #[arg(long, default_value_t = 3.0)]
+    pub secs: f64,
+    /// Repetitions; the order of the servers flips each time.
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
+    /// Keep-alive connections of the load.
+    #[arg(long, default_value_t = 32)]
+    pub conns: usize,
+}
 
 /// One measured stretch of one server.
 #[derive(Clone, Copy, Debug)]

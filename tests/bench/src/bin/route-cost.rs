@@ -18,7 +18,7 @@
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use modhost_benches::cpu_load::{Run, Target, clock_ticks, max, measure, min, modhost, spawn};
+use modhost_benches::cpu_load::{LoadArgs, Run, Target, clock_ticks, max, measure, min, modhost, spawn};
 use modhost_benches::stats::median;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,24 +27,8 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(about = "Server CPU per request of a trivial mod route against raw hyper, side by side")]
 struct Args {
-    /// The modhost binary.
-    #[arg(long, default_value = "target/release/modhost")]
-    modhost: PathBuf,
-    /// The raw hyper baseline.
-    #[arg(long, default_value = "target/release/hyper-hello")]
-    hello: PathBuf,
-    /// The mod serving the trivial route (`/fx/p/…` answers a small JSON object).
-    #[arg(long, default_value = "target/wasm-guests/wasm32-wasip2/release/fixture_guest.wasm")]
-    fixture: PathBuf,
-    /// Seconds measured per server and repetition (after a warm-up of a second).
-    #[arg(long, default_value_t = 3.0)]
-    secs: f64,
-    /// Repetitions; the order of the servers flips each time.
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
-    /// Keep-alive connections of the load.
-    #[arg(long, default_value_t = 32)]
-    conns: usize,
+    #[command(flatten)]
+    load: LoadArgs,
     /// Fail when modhost's fresh-instance CPU per zlib-answered request (the SPT client's wire) is over
     /// this many times raw hyper's.
     #[arg(long)]
@@ -89,7 +73,7 @@ const PATH: &str = "/fx/p/x";
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    for f in [&args.modhost, &args.hello, &args.fixture] {
+    for f in [&args.load.modhost, &args.load.hello, &args.load.fixture] {
         if !f.exists() {
             bail!(
                 "missing {}: build with `cargo test --release` and `cargo build --release -p modhost-benches`",
@@ -98,18 +82,18 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let work = tempfile::tempdir()?;
-    let fresh_root = install_fixture(work.path(), "fresh", 1, &args.fixture)?;
-    let reuse_root = install_fixture(work.path(), "reuse", 100_000, &args.fixture)?;
+    let fresh_root = install_fixture(work.path(), "fresh", 1, &args.load.fixture)?;
+    let reuse_root = install_fixture(work.path(), "reuse", 100_000, &args.load.fixture)?;
     let ticks = clock_ticks();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
 
     println!(
         "== {} keep-alive connections, GET {PATH} (identity), {} s per server, {} repetitions, order flipped each time",
-        args.conns, args.secs, args.reps
+        args.load.conns, args.load.secs, args.load.reps
     );
     let servers = [Server::Hyper, Server::Fresh, Server::Reuse, Server::FreshZlib, Server::ReuseZlib];
     let mut runs: Vec<Vec<(Server, Run)>> = Vec::new();
-    for rep in 0..args.reps {
+    for rep in 0..args.load.reps {
         let mut order = servers.to_vec();
         if rep % 2 == 1 {
             order.reverse();
@@ -117,15 +101,15 @@ fn main() -> anyhow::Result<()> {
         let mut this = Vec::new();
         for server in order {
             let mut child = match server {
-                Server::Hyper => spawn(Command::new(&args.hello).arg("0"))?,
-                _ if server.reuses() => spawn(&mut modhost(&args.modhost, &reuse_root))?,
-                _ => spawn(&mut modhost(&args.modhost, &fresh_root))?,
+                Server::Hyper => spawn(Command::new(&args.load.hello).arg("0"))?,
+                _ if server.reuses() => spawn(&mut modhost(&args.load.modhost, &reuse_root))?,
+                _ => spawn(&mut modhost(&args.load.modhost, &fresh_root))?,
             };
-            let secs = Duration::from_secs_f64(args.secs);
+            let secs = Duration::from_secs_f64(args.load.secs);
             let target = Target::get(PATH, server.identity());
             let result = child
                 .wait_ready(server != Server::Hyper, &|_| false)
-                .and_then(|port| runtime.block_on(measure(child.pid(), port, &target, args.conns, secs, ticks)));
+                .and_then(|port| runtime.block_on(measure(child.pid(), port, &target, args.load.conns, secs, ticks)));
             child.stop();
             let run = result.with_context(|| format!("measuring {}", server.label()))?;
             println!(
