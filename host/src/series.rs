@@ -49,7 +49,7 @@ pub struct Point {
     pub max_ms: f64,
 }
 
-/// A route's latency over the last [`SLOTS`] slots, for `/modhost/mods`.
+/// A route's latency over the last 60 slots of 10 s, for `/modhost/mods`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencySeries {
     /// Seconds per slot.
