@@ -319,3 +319,30 @@ async fn a_component_built_for_api_0_1_0_loads_and_answers_unchanged() {
     assert_eq!(send(server.addr, &Call::get("/hello/fail")).await.unwrap().json()["err"], 1);
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn call_for_session_takes_that_sessions_lock_and_answers_conflict_while_it_stays_taken() {
+    let functions = json!(["whoami", "slow"]);
+    let builder = peer(TestServer::builder(), "a", "[grants]\ncall = [\"b\"]", json!({"name": "a"}));
+    let builder = peer(builder, "b", "", json!({"name": "b", "functions": functions}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let busy = "bbbbbbbbbbbbbbbbbbbbbbbb";
+    // `busy`'s own request holds its lock for 3.5 s (b sleeps inside it).
+    let addr = server.addr;
+    let holder = tokio::spawn(async move {
+        send(addr, &Call::post_raw("/peer/a/call/b/slow", b"3500").session(busy)).await.unwrap().json()
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let refused = post(&server, &format!("/peer/a/call-for/{busy}/b/whoami"), b"").await.json();
+    assert_eq!(refused["error"]["kind"], "conflict", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("stayed busy"), "{refused}");
+    assert_eq!(holder.await.unwrap(), json!({"slept": 3500}));
+    // Free now: the call runs for that session.
+    let who = post(&server, &format!("/peer/a/call-for/{busy}/b/whoami"), b"").await.json();
+    assert_eq!(who["session"], busy, "{who}");
+    // The request's own session is held by the chain already: no wait, no deadlock.
+    let own = post(&server, &format!("/peer/a/call-for/{SESSION}/b/whoami"), b"").await.json();
+    assert_eq!(own["session"], SESSION, "{own}");
+    server.stop().await.unwrap();
+}
