@@ -30,6 +30,8 @@ pub struct App {
     /// The per-session locks (shared across generations, so one session's requests never overlap
     /// even when a reload lands between them).
     pub sessions: Arc<SessionLocks>,
+    /// The notifier, mods' sockets and timers (shared across generations: a reload closes no socket).
+    pub(crate) realtime: Arc<crate::realtime::Realtime>,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
     pub body_cache: crate::body_cache::BodyCache,
     /// Request body bytes held in memory across all connections, one permit a byte.
@@ -96,6 +98,7 @@ impl App {
             base,
             store,
             sessions: runtime.sessions().clone(),
+            realtime: runtime.realtime().clone(),
             metrics: crate::metrics::Metrics::with_memory(runtime.budget().cloned()),
             current: ArcSwap::from_pointee(first),
             reloading: tokio::sync::Mutex::new(()),

@@ -42,6 +42,8 @@ pub struct Config {
     /// `<root>/modhost.toml`), normalised (lower case, no IPv6 brackets). Any other `Host` is answered
     /// 421, so a web page that rebinds its name to this machine reaches nothing.
     pub allowed_hosts: Vec<String>,
+    /// The notifier's and mods' sockets' bounds and times.
+    pub realtime: crate::realtime::RealtimeLimits,
 }
 
 /// Limits the player sets in `<root>/modhost.toml`: `[limits]` for every mod, `[mods.<id>]` for one.
@@ -396,6 +398,7 @@ impl Config {
             http: HttpDeadlines::default(),
             per_mod: BTreeMap::new(),
             allowed_hosts: Vec::new(),
+            realtime: crate::realtime::RealtimeLimits::default(),
         }
     }
 

@@ -153,7 +153,7 @@ impl Generation {
         let mut failed: HashSet<modhost_mods::ModId> = HashSet::new();
         let mut loaded = Vec::new();
         let mut manifests = Vec::new();
-        let peers = Arc::new(Peers::new(runtime.sessions().clone()));
+        let peers = Arc::new(Peers::new(runtime.sessions().clone(), runtime.realtime().clone()));
         let mut builder = RouteTableBuilder::default();
         for i in resolution.order {
             let Some(mut source) = sources[i].take() else { continue };
@@ -323,6 +323,8 @@ async fn load_one(
         d.check(&manifest.grants, &modhost_routes::RESERVED).map_err(anyhow::Error::from)
     };
     loaded.declare(load_chain(), check).await.context("its declarations").map_err(undo)?;
+    // And its socket routes and periodic timers.
+    loaded.declare_realtime(load_chain()).await.context("its realtime declarations").map_err(undo)?;
     // A mod whose init fails is left out, and so are the patches it made before failing. What it
     // wrote to the store stays: the store is the players' durable state, shared with the serving
     // generation, and is never rolled back (docs/lifecycle.md, "Loading").

@@ -11,6 +11,8 @@
 //! - `body_cache`: compressed answers keyed by content and db-node identity (never stale).
 //! - `sandbox`: wasmtime: engine, compile cache, instances under limits, one glue file per WIT
 //!   interface.
+//! - `realtime`: the SPT notifier (a websocket per session, queues, push), mods' websocket routes and
+//!   timers: what reaches players and mods outside a request's answer.
 //! - `app`: [`App`], the state every request shares, and [`App::reload`].
 //! - `generation`: one set of mods in load order, the db their inits built, their routes.
 //! - `builtin`: the mods embedded in the binary.
@@ -49,6 +51,7 @@ mod generation;
 mod metrics;
 mod nofile;
 mod perf;
+mod realtime;
 mod sandbox;
 pub mod scaffold;
 mod series;
@@ -60,6 +63,7 @@ pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
+pub use realtime::RealtimeLimits;
 pub use config::{Config, HttpDeadlines, LimitError, LimitOverrides, Limits, PlayerFile, PlayerFileError};
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;

@@ -13,8 +13,12 @@ pub mod events;
 mod hooks;
 mod http;
 pub mod log;
+pub mod push;
+mod realtime;
 mod router;
+pub mod sockets;
 pub mod store;
+pub mod timers;
 
 pub use calls::Invocation;
 pub use error::{Error, Result};
@@ -45,6 +49,7 @@ pub use wit_bindgen as __wit_bindgen;
 /// Glue the [`export!`] macro expands to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::realtime::{accept, declare_realtime, on_close, on_message, on_timer};
     pub use crate::router::{after, before, declare, handle, init, invoke, on_event, routes};
 }
 
@@ -125,6 +130,39 @@ macro_rules! export {
                 invocation: $crate::wit::exports::modhost::plugin::guest::Invocation,
             ) -> ::std::result::Result<::std::vec::Vec<u8>, $crate::wit::modhost::plugin::types::Error> {
                 $crate::__private::invoke(&$router, invocation)
+            }
+        }
+
+        impl $crate::wit::exports::modhost::plugin::realtime::Guest for __ModhostMod {
+            fn declare_realtime() -> $crate::wit::exports::modhost::plugin::realtime::RealtimeDeclarations {
+                $crate::__private::declare_realtime(&$router)
+            }
+            fn accept(
+                connection: ::std::string::String,
+                request: $crate::wit::modhost::plugin::types::Request,
+            ) -> ::std::result::Result<
+                $crate::wit::exports::modhost::plugin::realtime::AcceptVerdict,
+                $crate::wit::modhost::plugin::types::Error,
+            > {
+                $crate::__private::accept(&$router, connection, request)
+            }
+            fn on_message(
+                connection: ::std::string::String,
+                message: $crate::wit::exports::modhost::plugin::realtime::Message,
+            ) -> ::std::result::Result<(), $crate::wit::modhost::plugin::types::Error> {
+                $crate::__private::on_message(&$router, connection, message)
+            }
+            fn on_close(
+                connection: ::std::string::String,
+                code: u16,
+                reason: ::std::string::String,
+            ) -> ::std::result::Result<(), $crate::wit::modhost::plugin::types::Error> {
+                $crate::__private::on_close(&$router, connection, code, reason)
+            }
+            fn on_timer(
+                timer: $crate::wit::exports::modhost::plugin::realtime::Fired,
+            ) -> ::std::result::Result<(), $crate::wit::modhost::plugin::types::Error> {
+                $crate::__private::on_timer(&$router, timer)
             }
         }
 

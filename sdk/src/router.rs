@@ -76,6 +76,10 @@ pub struct Router {
     hooks: Vec<(Hook, HookFn)>,
     subscriptions: Vec<(Cow<'static, str>, EventFn)>,
     functions: Vec<(Cow<'static, str>, FunctionFn)>,
+    /// Its websocket routes (`sockets.rs`).
+    pub(crate) sockets: crate::sockets::SocketRoutes,
+    /// Its timers (`timers.rs`).
+    pub(crate) timers: crate::timers::TimerSet,
 }
 
 impl Router {

@@ -1,7 +1,8 @@
 //! modhost's mods before they run: what a mod says about itself (`mod.toml`: [`Manifest`], with its
 //! [`Grants`]), the player's mod folders ([`discover`]), and which mods can load together and in what
 //! order ([`resolve`]), what each takes part in beyond its routes ([`Declarations`]: hooks,
-//! subscriptions, functions) with the order hooks run in ([`order_hooks`]), and each mod's
+//! subscriptions, functions) with the order hooks run in ([`order_hooks`]), what it serves in real time
+//! ([`RealtimeDeclarations`]: websocket routes, periodic timers), and each mod's
 //! configuration, the player's to edit ([`config`]).
 //!
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
@@ -14,6 +15,7 @@ mod declare;
 mod grants;
 mod id;
 mod manifest;
+mod realtime;
 mod resolve;
 
 pub use config::{ConfigError, ModConfig};
@@ -24,6 +26,10 @@ pub use declare::{
 pub use grants::{Denied, Grants, GrantsError, GrantsToml};
 pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};
+pub use realtime::{
+    MAX_PERIOD_S, MAX_REALTIME_DECLARED, MAX_TIMER_NAME, Periodic, RealtimeDeclarations, RealtimeError, SocketRoute,
+    check_timer_name,
+};
 pub use resolve::{Resolution, resolve};
 
 use std::path::{Path, PathBuf};

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 
 /// The version of the modhost API (the `wit/` package `modhost:plugin`) this host implements; a
 /// manifest's `modhost` range is checked against it.
-pub const API_VERSION: Version = Version::new(0, 1, 1);
+pub const API_VERSION: Version = Version::new(0, 1, 2);
 
 /// A parsed, validated manifest.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]

@@ -19,6 +19,10 @@
 use super::bindings::full::exports::modhost::plugin::guest::{
     Declarations as WitDeclarations, Event, Guest, GuestIndices, Invocation, Phase as WitPhase, ResponseEdit, Verdict,
 };
+use super::bindings::full::exports::modhost::plugin::realtime::{
+    AcceptVerdict, Fired, Guest as Realtime, GuestIndices as RealtimeIndices, Message,
+    RealtimeDeclarations as WitRealtime,
+};
 use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
 use super::logcap;
@@ -141,6 +145,11 @@ pub struct LoadedMod {
     guest: Option<GuestIndices>,
     /// What it takes part in (hooks, topics, functions), answered by `declare` at load.
     declarations: OnceLock<modhost_mods::Declarations>,
+    /// Where the `realtime` export's functions are: only a mod of the `full` world built for API
+    /// 0.1.2 or later has them.
+    realtime: Option<RealtimeIndices>,
+    /// Its websocket routes and periodic timers, answered by `declare-realtime` at load.
+    realtime_declarations: OnceLock<modhost_mods::RealtimeDeclarations>,
     limits: Limits,
     /// Calls per instance before it is dropped; 1 means a fresh instance per call.
     reuse: u32,
@@ -219,12 +228,15 @@ impl LoadedMod {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
+        let realtime = RealtimeIndices::new(&pre).ok();
         Ok(LoadedMod {
             cx,
             pre,
             indices,
             guest,
             declarations: OnceLock::new(),
+            realtime,
+            realtime_declarations: OnceLock::new(),
             limits,
             reuse: reuse.max(1),
             idle: Mutex::new(Vec::new()),
@@ -243,6 +255,13 @@ impl LoadedMod {
     /// What it takes part in: hooks, topics, functions (nothing until `declare` ran at load).
     pub fn declarations(&self) -> &modhost_mods::Declarations {
         self.declarations.get().unwrap_or(&NOTHING)
+    }
+
+    /// Its websocket routes and periodic timers (nothing until `declare-realtime` ran at load).
+    pub fn realtime_declarations(&self) -> &modhost_mods::RealtimeDeclarations {
+        static NONE: modhost_mods::RealtimeDeclarations =
+            modhost_mods::RealtimeDeclarations { sockets: Vec::new(), timers: Vec::new() };
+        self.realtime_declarations.get().unwrap_or(&NONE)
     }
 
     /// Whether it exports `guest` (it was built for the `full` world).
@@ -358,6 +377,65 @@ impl LoadedMod {
         Ok(())
     }
 
+    /// Asks a mod with the `realtime` export for its socket routes and periodic timers (at load,
+    /// after `declare`), and keeps the answer once it passes its checks; a mod without the export
+    /// declares nothing.
+    pub(crate) async fn declare_realtime(&self, chain: Chain) -> anyhow::Result<()> {
+        let Some(indices) = &self.realtime else { return Ok(()) };
+        let deadline = self.limits.init_deadline;
+        let declared = self
+            .call(deadline, false, None, chain, async |store, bound| {
+                let realtime = indices.load(&mut *store, &bound.instance)?;
+                Ok(Ok(realtime.call_declare_realtime(store).await?))
+            })
+            .await?;
+        let declarations = convert_realtime(declared);
+        declarations.check()?;
+        let _ = self.realtime_declarations.set(declarations);
+        Ok(())
+    }
+
+    /// Asks the mod whether to accept a websocket on one of its socket routes.
+    pub(crate) async fn accept(
+        &self,
+        connection: &str,
+        request: &Request,
+        chain: Chain,
+    ) -> Result<AcceptVerdict, CallError> {
+        self.realtime_call(request.body.len(), chain, async move |store, realtime| {
+            realtime.call_accept(store, connection, request).await
+        })
+        .await
+    }
+
+    /// Hands the mod one message of one of its connections.
+    pub(crate) async fn on_message(&self, connection: &str, message: &Message, chain: Chain) -> Result<(), CallError> {
+        let size = match message {
+            Message::Text(text) => text.len(),
+            Message::Binary(bytes) => bytes.len(),
+        };
+        self.realtime_call(size, chain, async move |store, realtime| {
+            realtime.call_on_message(store, connection, message).await
+        })
+        .await
+    }
+
+    /// Tells the mod one of its connections closed.
+    pub(crate) async fn on_close(&self, connection: &str, code: u16, reason: &str, chain: Chain) -> Result<(), CallError> {
+        self.realtime_call(0, chain, async move |store, realtime| {
+            realtime.call_on_close(store, connection, code, reason).await
+        })
+        .await
+    }
+
+    /// Runs one of its timers.
+    pub(crate) async fn on_timer(&self, fired: &Fired, chain: Chain) -> Result<(), CallError> {
+        self.realtime_call(fired.payload.len(), chain, async move |store, realtime| {
+            realtime.call_on_timer(store, fired).await
+        })
+        .await
+    }
+
     /// Runs the mod's `init` (at load).
     pub(crate) async fn init(&self, chain: Chain) -> Result<(), CallError> {
         let deadline = self.limits.init_deadline;
@@ -441,6 +519,30 @@ impl LoadedMod {
             .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
                 let guest = indices.load(&mut *store, &bound.instance)?;
                 f(store, &guest).await
+            })
+            .await;
+        self.tally(&result, input);
+        result
+    }
+
+    /// A call into the `realtime` export, with `handle`'s rules, as [`Self::guest_call`].
+    async fn realtime_call<R>(
+        &self,
+        input: usize,
+        chain: Chain,
+        f: impl AsyncFnOnce(&mut Store<CallState>, &Realtime) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+    ) -> Result<R, CallError> {
+        if let Some(reason) = self.quarantined() {
+            return Err(CallError::Quarantined(reason));
+        }
+        let Some(indices) = &self.realtime else {
+            let reason = "the mod does not export `realtime`".to_owned();
+            return Err(CallError::Mod { status: 500, message: reason.clone(), reason });
+        };
+        let result = self
+            .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
+                let realtime = indices.load(&mut *store, &bound.instance)?;
+                f(store, &realtime).await
             })
             .await;
         self.tally(&result, input);
@@ -658,6 +760,22 @@ fn convert_declarations(declared: WitDeclarations) -> modhost_mods::Declarations
         hooks,
         subscriptions: declared.subscriptions.into_iter().collect(),
         functions: declared.functions.into_iter().collect(),
+    }
+}
+
+/// The WIT's realtime declarations as the engine checks them.
+fn convert_realtime(declared: WitRealtime) -> modhost_mods::RealtimeDeclarations {
+    modhost_mods::RealtimeDeclarations {
+        sockets: declared
+            .sockets
+            .into_iter()
+            .map(|r| modhost_mods::SocketRoute { path: r.path, prefix: matches!(r.kind, MatchKind::Prefix) })
+            .collect(),
+        timers: declared
+            .timers
+            .into_iter()
+            .map(|t| modhost_mods::Periodic { name: t.name, every_s: t.every_s })
+            .collect(),
     }
 }
 

@@ -8,8 +8,8 @@
 //! - `state`: the per-`Store` data ([`ModContext`], `CallState`) and the memory limiter.
 //! - `budget`: the server-wide budget of guest linear memory, charged by the limiter.
 //! - `logcap`: what a mod may put into the host log (caps per call and per second, escaping).
-//! - `db`, `store`, `log`: the `Host` impl of each WIT interface, one file each (engine errors → WIT
-//!   errors, grants checked first).
+//! - `db`, `store`, `log`, `config`, `mods`, `push`, `sockets`, `timers`: the `Host` impl of each WIT
+//!   interface, one file each (engine errors → WIT errors, grants checked first).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
 //! - `command`: [`Runtime::run_command`], a WASI command (a mod's test binary) against the same linker.
@@ -27,8 +27,11 @@ mod logcap;
 mod mods;
 mod output;
 mod peers;
+mod push;
+mod sockets;
 mod state;
 mod store;
+mod timers;
 
 pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
@@ -61,6 +64,8 @@ pub(crate) struct Runtime {
     /// The per-session locks, shared by every generation: the front takes a request's, a
     /// `call-for-session` another's.
     sessions: Arc<crate::session::SessionLocks>,
+    /// The notifier, mods' sockets and timers, shared by every generation like the session locks.
+    realtime: Arc<crate::realtime::Realtime>,
     _ticker: engine::EpochTicker,
 }
 
@@ -75,11 +80,19 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile).
-    pub(crate) fn new(limits: Limits, cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
-        Ok(Self::build(limits, cache_dir)?)
+    pub(crate) fn new(
+        limits: Limits,
+        cache_dir: Option<PathBuf>,
+        realtime: crate::realtime::RealtimeLimits,
+    ) -> anyhow::Result<Runtime> {
+        Ok(Self::build(limits, cache_dir, realtime)?)
     }
 
-    fn build(limits: Limits, cache_dir: Option<PathBuf>) -> wasmtime::Result<Runtime> {
+    fn build(
+        limits: Limits,
+        cache_dir: Option<PathBuf>,
+        realtime: crate::realtime::RealtimeLimits,
+    ) -> wasmtime::Result<Runtime> {
         let engine = engine::build(&limits).context("configuring the wasm engine")?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).context("linking WASI")?;
@@ -94,12 +107,18 @@ impl Runtime {
             Arc::new(MemoryBudget::new(bytes, limits.memory_bytes, limits.memory_wait))
         });
         let sessions = Arc::default();
-        Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, sessions, _ticker: ticker })
+        let realtime = Arc::new(crate::realtime::Realtime::new(realtime));
+        Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, sessions, realtime, _ticker: ticker })
     }
 
     /// The per-session locks.
     pub(crate) fn sessions(&self) -> &Arc<crate::session::SessionLocks> {
         &self.sessions
+    }
+
+    /// The notifier, mods' sockets and timers.
+    pub(crate) fn realtime(&self) -> &Arc<crate::realtime::Realtime> {
+        &self.realtime
     }
 
     /// The server-wide memory budget, with what each mod holds (none under `--no-limits`).

@@ -29,11 +29,14 @@ pub(crate) struct Peers {
     mods: RwLock<Vec<Arc<LoadedMod>>>,
     /// The server's session locks (shared by every generation), for `call-for-session`.
     pub(crate) sessions: Arc<SessionLocks>,
+    /// The server's notifier, mods' sockets and timers (shared by every generation), for `push`,
+    /// `sockets` and `timers`.
+    pub(crate) realtime: Arc<crate::realtime::Realtime>,
 }
 
 impl Peers {
-    pub(crate) fn new(sessions: Arc<SessionLocks>) -> Peers {
-        Peers { mods: RwLock::default(), sessions }
+    pub(crate) fn new(sessions: Arc<SessionLocks>, realtime: Arc<crate::realtime::Realtime>) -> Peers {
+        Peers { mods: RwLock::default(), sessions, realtime }
     }
 
     /// Adds a mod that finished loading (load order is the order of these calls).

@@ -1,0 +1,1 @@
+//! Push: messages to players' game clients over the SPT notifier websocket.
