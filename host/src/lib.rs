@@ -63,11 +63,11 @@ pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
-pub use realtime::RealtimeLimits;
 pub use config::{Config, HttpDeadlines, LimitError, LimitOverrides, Limits, PlayerFile, PlayerFileError};
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
 pub use modhost_wire as wire;
+pub use realtime::RealtimeLimits;
 pub use sandbox::{CompileSource, LoadedMod, ModContext};
 pub use series::{LatencySeries, Point};
 pub use server::Server;

@@ -10,7 +10,10 @@
 //! store_write = ["emulator"]                         # … and write (implies read)
 //! hook = ["/client/game/", "/client/items"]           # routes of other mods it may hook (a path, or a prefix ending in `/`)
 //! call = ["emulator"]                                 # mods whose functions it may call
+//! push = "broadcast"                                  # push to any session ("any"), or to all at once too
 //! ```
+//!
+//! Without `push`, a mod pushes only to the session of the request (or timer) it is handling.
 //!
 //! Hooks and calls are grants because of what they reach: a hook reads requests that carry a player's
 //! session, and a call runs another mod's code with the caller's data.
@@ -42,6 +45,19 @@ pub struct GrantsToml {
     /// Mods whose functions the mod may call.
     #[serde(default)]
     pub call: Vec<String>,
+    /// Whom the mod may push to beyond the session it is handling.
+    #[serde(default)]
+    pub push: Option<PushGrant>,
+}
+
+/// `push` under `[grants]`: whom a mod may push notifier messages to beyond the session it handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PushGrant {
+    /// Any one session.
+    Any,
+    /// Any session, and every connected session at once.
+    Broadcast,
 }
 
 /// A mod's grants, checked. Deserializing one checks it (`mod.toml`'s `[grants]`).
@@ -53,6 +69,7 @@ pub struct Grants {
     store_write: BTreeSet<ModId>,
     hook: Vec<String>,
     call: BTreeSet<ModId>,
+    push: Option<PushGrant>,
 }
 
 /// A `[grants]` table that names something that cannot be granted.
@@ -104,6 +121,14 @@ pub enum Denied {
         /// The hooked path.
         path: String,
     },
+    /// Pushing to a session other than the one being handled needs `push = "any"`.
+    #[error(
+        "pushing to another session than the one this call handles needs a grant: add push = \"any\" under [grants] in mod.toml"
+    )]
+    PushOther,
+    /// Broadcasting needs `push = "broadcast"`.
+    #[error("pushing to every session needs a grant: add push = \"broadcast\" under [grants] in mod.toml")]
+    Broadcast,
     /// Calling into mod `target` needs a `call` grant naming it.
     #[error("calling mod `{target}` needs a grant: add \"{target}\" to call under [grants] in mod.toml")]
     Call {
@@ -146,6 +171,7 @@ impl Grants {
         for target in &table.call {
             grants.call.insert(ModId::parse(target).map_err(GrantsError::Callee)?);
         }
+        grants.push = table.push;
         Ok(grants)
     }
 
@@ -184,6 +210,22 @@ impl Grants {
         Err(Denied::Call { target: target.to_owned() })
     }
 
+    /// May the mod push to a session it is not handling?
+    pub fn check_push_other(&self) -> Result<(), Denied> {
+        match self.push {
+            Some(_) => Ok(()),
+            None => Err(Denied::PushOther),
+        }
+    }
+
+    /// May the mod push to every session at once?
+    pub fn check_broadcast(&self) -> Result<(), Denied> {
+        match self.push {
+            Some(PushGrant::Broadcast) => Ok(()),
+            _ => Err(Denied::Broadcast),
+        }
+    }
+
     /// Every grant in words, for `modhost mods` and status pages; empty when the mod has none.
     pub fn describe(&self) -> Vec<String> {
         let mut out: Vec<String> = self
@@ -203,6 +245,11 @@ impl Grants {
         );
         out.extend(self.hook.iter().map(|path| format!("hook: {path}")));
         out.extend(self.call.iter().map(|target| format!("call: {target}")));
+        match self.push {
+            Some(PushGrant::Any) => out.push("push: any session".to_owned()),
+            Some(PushGrant::Broadcast) => out.push("push: any session, and to all at once".to_owned()),
+            None => {}
+        }
         out
     }
 }
@@ -245,6 +292,19 @@ mod tests {
         assert!(g.check_store("me", "shared", true).is_ok());
         assert!(g.check_store("me", "other", false).unwrap_err().to_string().contains("`other`"));
         assert_eq!(g.describe(), ["store read+write: shared", "store read: emulator"]);
+    }
+
+    #[test]
+    fn push_grants_widen_step_by_step() {
+        let none = Grants::default();
+        assert!(none.check_push_other().unwrap_err().to_string().contains("push = \"any\""));
+        assert!(none.check_broadcast().unwrap_err().to_string().contains("push = \"broadcast\""));
+        let any: Grants = toml::from_str::<GrantsToml>("push = \"any\"").map(|t| Grants::new(&t).unwrap()).unwrap();
+        assert!(any.check_push_other().is_ok() && any.check_broadcast().is_err());
+        let all: Grants = Grants::new(&GrantsToml { push: Some(PushGrant::Broadcast), ..Default::default() }).unwrap();
+        assert!(all.check_push_other().is_ok() && all.check_broadcast().is_ok());
+        assert_eq!(all.describe(), ["push: any session, and to all at once"]);
+        assert!(toml::from_str::<GrantsToml>("push = \"everyone\"").is_err());
     }
 
     #[test]

@@ -124,8 +124,10 @@ impl<T> RouteTable<T> {
 pub const METRICS: &str = "/metrics";
 /// Where the host's own pages live: `/modhost` and everything under `/modhost/`.
 pub const HOST_PAGES: &str = "/modhost";
+/// The SPT notifier (its websocket and its poll), which the host serves itself.
+pub const NOTIFIER: &str = "/notifierServer";
 /// Paths the host answers itself: no route may start with one.
-pub const RESERVED: [&str; 2] = [METRICS, HOST_PAGES];
+pub const RESERVED: [&str; 3] = [METRICS, HOST_PAGES, NOTIFIER];
 
 /// A path the host answers itself, before any route is looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +136,8 @@ pub enum HostPath {
     Metrics,
     /// [`HOST_PAGES`] or a path under it.
     Pages,
+    /// A path under [`NOTIFIER`] (`/notifierServer/…`).
+    Notifier,
 }
 
 /// Whether the host answers `path` (no query) itself, and with what. Every other path goes to the
@@ -143,6 +147,8 @@ pub fn host_path(path: &str) -> Option<HostPath> {
         Some(HostPath::Metrics)
     } else if path == HOST_PAGES || path.strip_prefix(HOST_PAGES).is_some_and(|rest| rest.starts_with('/')) {
         Some(HostPath::Pages)
+    } else if path.strip_prefix(NOTIFIER).is_some_and(|rest| rest.starts_with('/')) {
+        Some(HostPath::Notifier)
     } else {
         None
     }
@@ -294,7 +300,8 @@ mod tests {
         for pages in ["/modhost", "/modhost/", "/modhost/status", "/modhost/x/y"] {
             assert_eq!(host_path(pages), Some(HostPath::Pages), "{pages}");
         }
-        for other in ["/metrics/", "/metricsx", "/modhostx", "/", "", "/client/items"] {
+        assert_eq!(host_path("/notifierServer/getwebsocket/x"), Some(HostPath::Notifier));
+        for other in ["/metrics/", "/metricsx", "/modhostx", "/", "", "/client/items", "/notifierServerx"] {
             assert_eq!(host_path(other), None, "{other}");
         }
     }

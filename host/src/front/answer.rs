@@ -47,6 +47,11 @@ impl PartsBody {
         let remaining = parts.iter().map(|b| b.len() as u64).sum();
         PartsBody { parts, remaining }
     }
+
+    /// No body (a `101`'s).
+    pub(super) fn empty() -> PartsBody {
+        PartsBody::new([])
+    }
 }
 
 impl hyper::body::Body for PartsBody {

@@ -1,8 +1,9 @@
 //! Steps 5, 7 and 8 of a request's path, and the order of all of them: [`respond`] refuses a `Host`
-//! that does not name this machine (`host.rs`), then sends `/metrics` and
-//! `/modhost/…` to the host's own answers and everything else to the mod that owns the route, with the
-//! request checked and its body read (`request.rs`), under its session's lock; then it counts the
-//! request in `/metrics` and `--perf`.
+//! that does not name this machine (`host.rs`), then sends `/metrics`, `/modhost/…` and the
+//! notifier's `/notifierServer/…` (`notifier.rs`) to the host's own answers, a websocket upgrade on
+//! any other path to the mod that declared it a socket route (`modsock.rs`), and everything else to
+//! the mod that owns the route, with the request checked and its body read (`request.rs`), under its
+//! session's lock; then it counts the request in `/metrics` and `--perf`.
 //!
 //! What a reader must not break: a request takes the serving generation once, at route lookup, and
 //! keeps it to its end (db references included); the session lock is held around the route's whole
@@ -51,6 +52,24 @@ pub(super) async fn respond(
             (metrics(app), true)
         }
         (Ok(()), Some(HostPath::Pages)) => (host_page(app, request, &mut served).await, true),
+        (Ok(()), Some(HostPath::Notifier)) => {
+            let mut route = String::new();
+            let reply = super::notifier::answer(app, request, &mut route).await;
+            served.route = Some(route);
+            match reply {
+                super::notifier::Reply::Switched(response) => return switched(app, response, served, started),
+                super::notifier::Reply::Answer(answer, identity) => (answer, identity),
+            }
+        }
+        (Ok(()), None) if super::upgrade::asks_for_websocket(request.headers()) => {
+            let mut route = String::new();
+            let reply = super::modsock::answer(app, request, &mut route).await;
+            served.route = Some(route);
+            match reply {
+                Ok(response) => return switched(app, response, served, started),
+                Err(answer) => (answer, true),
+            }
+        }
         (Ok(()), None) => {
             let identity = wire::wants_identity(request::header_str(&request, header::ACCEPT_ENCODING));
             match call_mod(app, request, &mut served, trace.as_mut()).await {
@@ -72,6 +91,18 @@ pub(super) async fn respond(
         trace.add(Phase::Total, elapsed + head.unwrap_or_default());
         perf.record(&route, served.module.as_deref(), &trace);
     }
+    (response, route)
+}
+
+/// A `101` that opened a websocket: counted like any answer, never compressed.
+fn switched(
+    app: &App,
+    response: Response<PartsBody>,
+    served: Served,
+    started: Instant,
+) -> (Response<PartsBody>, String) {
+    let route = served.route.unwrap_or_else(|| "-".to_owned());
+    app.metrics.observe(&route, served.module.as_deref().unwrap_or("-"), 101, started.elapsed());
     (response, route)
 }
 

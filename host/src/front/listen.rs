@@ -11,7 +11,6 @@ use hyper::header::{self, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use modhost_wire as wire;
 use std::convert::Infallible;
 use std::future::Future;
@@ -125,9 +124,8 @@ pub(crate) async fn serve(
         super::guard::Deadlines { idle: deadlines.idle, head: deadlines.head, write_stall: deadlines.write_stall };
     let http = Arc::new(http);
     let connections = Arc::new(Semaphore::new(max_connections));
-    let graceful = GracefulShutdown::new();
-    // Tells the connections still waiting for their first byte (not yet hyper's, so not watched by
-    // `graceful`) that the server is stopping.
+    // Tells every connection that the server is stopping: one still waiting for its first byte ends,
+    // one of hyper's finishes its request and closes.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     // Connection tasks are tracked so that `serve` returns only after every one has ended and dropped
     // its `App`: the store's lock is released when `run` returns, and a restart can take it at once.
@@ -155,7 +153,7 @@ pub(crate) async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (app, http, watcher, mut stopping) = (app.clone(), http.clone(), graceful.watcher(), stopping.clone());
+        let (app, http, mut stopping) = (app.clone(), http.clone(), stopping.clone());
         tasks.spawn(async move {
             // hyper is handed the connection at its first byte, not before: hyper's connection holds
             // two 8 KiB buffers from its first poll (its head write buffer at once, its read buffer
@@ -174,15 +172,25 @@ pub(crate) async fn serve(
             }
             // Requests served on this connection: the last one allowed says `Connection: close`.
             let served = Arc::new(AtomicU32::new(0));
+            // The connection's slot, which a websocket it upgrades to takes with it (`upgrade.rs`).
+            let permit = super::upgrade::Slot(Arc::new(std::sync::Mutex::new(Some(permit))));
             let phase = Arc::new(super::guard::ConnPhase::new(app.perf.clone()));
             let stream = super::guard::Guarded::new(stream, phase.clone(), guard);
-            let service = service_fn(move |request| {
+            let slot = permit.clone();
+            let service = service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
                 let (app, served, phase) = (app.clone(), served.clone(), phase.clone());
+                if super::upgrade::asks_for_websocket(request.headers()) {
+                    request.extensions_mut().insert(slot.clone());
+                }
                 async move {
                     let head = phase.busy();
                     let (mut response, route) = super::dispatch::respond(&app, request, head).await;
                     phase.answered(&route);
-                    phase.idle();
+                    // An upgraded connection stays busy: its socket keeps its own time (pings), and
+                    // `Guarded`'s idle and head deadlines must not cut it.
+                    if response.status() != hyper::StatusCode::SWITCHING_PROTOCOLS {
+                        phase.idle();
+                    }
                     if served.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_REQUESTS_PER_CONNECTION {
                         // hyper closes after writing an answer that says so: the header never lies.
                         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -190,8 +198,17 @@ pub(crate) async fn serve(
                     Ok::<_, Infallible>(response)
                 }
             });
-            let connection = watcher.watch(http.serve_connection(TokioIo::new(stream), service));
-            if let Err(e) = connection.await {
+            // Upgrades on: a websocket takes the connection over. hyper-util's graceful watcher does
+            // not take an upgradeable connection, so the shutdown signal is watched here.
+            let mut connection = std::pin::pin!(http.serve_connection(TokioIo::new(stream), service).with_upgrades());
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = async { let _ = stopping.wait_for(|s| *s).await; } => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!("connection ended: {e}");
             }
             drop(permit);
@@ -203,12 +220,15 @@ pub(crate) async fn serve(
     drop(listener);
     reclaim.abort();
     let _ = stop.send(true);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(DRAIN_TIMEOUT) => {
-            tracing::warn!("shutdown: some requests did not finish in time");
-            tasks.abort_all();
-        }
+    // Sockets are no longer hyper's: each is told to close (1001), beside the requests' drain.
+    let realtime = app.realtime.clone();
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(DRAIN_TIMEOUT, async { tokio::join!(drain, realtime.shutdown(DRAIN_TIMEOUT)) })
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown: some requests did not finish in time");
+        tasks.abort_all();
     }
     while tasks.join_next().await.is_some() {}
     Ok(())

@@ -35,9 +35,12 @@ mod dispatch;
 mod guard;
 mod host;
 mod listen;
+mod modsock;
+mod notifier;
 mod reclaim;
 mod request;
 mod session;
+mod upgrade;
 
 pub(crate) use listen::{EarlyAccept, serve};
 pub(crate) use request::REQUEST_BYTES_BUDGET;

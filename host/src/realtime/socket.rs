@@ -242,7 +242,10 @@ where
                     return Ended::abnormal(format!("writing failed: {e}"));
                 }
             }
-            _ = stopping.wait_for(|s| *s) => return close(&mut ws, 1001, "the server is stopping").await,
+            // The `Ref` is dropped inside: it is not `Send`, and the socket's task must be.
+            () = async { let _ = stopping.wait_for(|s| *s).await; } => {
+                return close(&mut ws, 1001, "the server is stopping").await;
+            }
         }
     }
 }
