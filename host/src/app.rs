@@ -187,6 +187,9 @@ impl App {
                 let routes: std::collections::HashSet<String> =
                     new.routes.routes().into_iter().map(|(path, _, _)| path.to_owned()).collect();
                 let old = self.current.swap(Arc::new(new));
+                // Mods' websocket connections belong to the mods that accepted them: they close (1012)
+                // and their clients reconnect to the new mods (`realtime/modsock.rs`, "Reloads").
+                self.realtime.sockets.retire(number);
                 free_when_unused(old);
                 // What the retired generation alone used goes: its routes' series, its compiled mods.
                 self.metrics.retain_routes(|route| routes.contains(route));

@@ -39,6 +39,10 @@ pub struct Generation {
     pub db: Arc<Db>,
     /// Which mod answers which route.
     pub routes: RouteTable<Arc<LoadedMod>>,
+    /// Which mod accepts websockets on which socket route (`realtime.declare-realtime`), with the
+    /// route's index in the mod's list (it starts the connection ids: `realtime/modsock.rs`). A table
+    /// of its own, so a mod may serve both a route and a socket route on one path.
+    pub sockets: RouteTable<(Arc<LoadedMod>, usize)>,
     /// The hooks on routes, each with its rank in the one order they run in.
     pub hooks: HookTable<Arc<Hook>>,
     /// The mods as events and calls reach them.
@@ -155,6 +159,7 @@ impl Generation {
         let mut manifests = Vec::new();
         let peers = Arc::new(Peers::new(runtime.sessions().clone(), runtime.realtime().clone()));
         let mut builder = RouteTableBuilder::default();
+        let mut sockets = RouteTableBuilder::default();
         for i in resolution.order {
             let Some(mut source) = sources[i].take() else { continue };
             // Moved into the compile task, not copied: a JavaScript mod is tens of megabytes.
@@ -173,7 +178,8 @@ impl Generation {
                 (None, Ok(mod_config)) => {
                     let effective = Arc::new(mod_config.effective.clone());
                     let limits = config.limits_for(&id);
-                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, &mut builder).await
+                    let builders = (&mut builder, &mut sockets);
+                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, builders).await
                 }
             };
             match outcome.and_then(|loaded| Ok((loaded, Arc::new(mod_config?)))) {
@@ -219,6 +225,7 @@ impl Generation {
             number,
             db,
             routes: builder.build(),
+            sockets: sockets.build(),
             hooks: hook_table(&loaded, &manifests),
             _peers: peers,
             mods: loaded,
@@ -268,8 +275,8 @@ fn hook_table(mods: &[Arc<LoadedMod>], manifests: &[modhost_mods::Manifest]) -> 
     table
 }
 
-/// Compiles, links and initialises one mod against `db`; its routes join `builder` only when its
-/// `init` succeeded.
+/// Compiles, links and initialises one mod against `db`; its routes and socket routes join
+/// `builders` (routes, socket routes) only when its `init` succeeded.
 #[expect(clippy::too_many_arguments, reason = "each is one thing a mod's load needs; a struct would only rename them")]
 async fn load_one(
     runtime: &Arc<Runtime>,
@@ -280,7 +287,7 @@ async fn load_one(
     db: &Arc<Db>,
     store: &Arc<Store>,
     peers: &Arc<Peers>,
-    builder: &mut RouteTableBuilder<Arc<LoadedMod>>,
+    (builder, sockets): (&mut RouteTableBuilder<Arc<LoadedMod>>, &mut RouteTableBuilder<(Arc<LoadedMod>, usize)>),
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &manifest.id;
     let mut cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
@@ -325,6 +332,11 @@ async fn load_one(
     loaded.declare(load_chain(), check).await.context("its declarations").map_err(undo)?;
     // And its socket routes and periodic timers.
     loaded.declare_realtime(load_chain()).await.context("its realtime declarations").map_err(undo)?;
+    // Two mods' socket routes conflict like their routes do (the error names both), checked before init.
+    let socket_routes: Vec<(String, MatchKind)> = (loaded.realtime_declarations().sockets.iter())
+        .map(|r| (r.path.clone(), if r.prefix { MatchKind::Prefix } else { MatchKind::Exact }))
+        .collect();
+    sockets.check(id, &socket_routes).map_err(|e| undo(anyhow::Error::from(e).context("its socket routes")))?;
     // A mod whose init fails is left out, and so are the patches it made before failing. What it
     // wrote to the store stays: the store is the players' durable state, shared with the serving
     // generation, and is never rolled back (docs/lifecycle.md, "Loading").
@@ -332,5 +344,8 @@ async fn load_one(
         return Err(undo(anyhow::Error::from(e).context("its init failed (its db patches were undone)")));
     }
     builder.add_all(id, &routes, loaded.clone()).map_err(|e| undo(e.into()))?;
+    for (index, socket_route) in socket_routes.iter().enumerate() {
+        sockets.add_all(id, std::slice::from_ref(socket_route), (loaded.clone(), index)).map_err(|e| undo(e.into()))?;
+    }
     Ok((loaded, compile))
 }

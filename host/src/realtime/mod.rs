@@ -27,8 +27,12 @@ pub struct RealtimeLimits {
     pub ping_idle: Duration,
     /// A pinged socket that answers nothing for this long is closed.
     pub pong_wait: Duration,
-    /// Notifier sockets open at once, server-wide (each also counts as a connection).
+    /// Notifier sockets open at once, server-wide (each also counts as a connection); mods'
+    /// websocket connections have a bound of the same size of their own (`modsock.rs`).
     pub max_sockets: usize,
+    /// Websocket connections one mod may have open at once (`modsock.rs`): past it an upgrade on its
+    /// routes is answered 503, so one mod's clients cannot take every socket of the server.
+    pub mod_sockets_per_mod: usize,
     /// Messages queued for one session without a socket; past it the oldest is dropped.
     pub queue_messages: usize,
     /// Bytes queued for one session without a socket; past it the oldest messages are dropped.
@@ -45,6 +49,7 @@ impl Default for RealtimeLimits {
             ping_idle: Duration::from_secs(30),
             pong_wait: Duration::from_secs(30),
             max_sockets: 2048,
+            mod_sockets_per_mod: 256,
             queue_messages: 64,
             queue_bytes: 1 << 20,
             queued_sessions: 4096,

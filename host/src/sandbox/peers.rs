@@ -69,6 +69,8 @@ pub(crate) enum Step {
     Event(String),
     /// `invoke`, of this function.
     Call(String),
+    /// `accept`, `on-message` or `on-close`, on this socket route.
+    Socket(String),
 }
 
 /// One call on the chain's stack.
@@ -87,6 +89,7 @@ impl std::fmt::Display for Frame {
             Step::Hook(path) => write!(f, "{m}'s hook on {path}"),
             Step::Event(topic) => write!(f, "{m} hearing {topic}"),
             Step::Call(function) => write!(f, "{m}.{function}"),
+            Step::Socket(route) => write!(f, "{m} on socket {route}"),
         }
     }
 }
