@@ -2,7 +2,7 @@
 //! reads to its owner, pings a socket that went quiet and closes one that stops answering, and ends
 //! with a close frame when its owner, the client or the stopping server asks.
 //!
-//! Bounds: a frame of at most 256 KiB and a message of at most 1 MiB read; 4 KiB of read buffer
+//! Bounds: a message (and a frame) of at most 1 MiB read; 4 KiB of read buffer
 //! (tungstenite allocates it up front: the default 128 KiB would be 128 MiB for 1000 idle sockets);
 //! the outbox's bytes capped ([`Outbox::push`] refuses past it, and the owner closes the socket); a
 //! write that makes no progress for the connection's write-stall deadline fails (the front's
@@ -20,10 +20,13 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 
-/// The largest frame a client may send.
-pub(crate) const MAX_FRAME: usize = 256 << 10;
 /// The largest message a client may send (its frames together).
 pub(crate) const MAX_MESSAGE: usize = 1 << 20;
+/// The largest frame a client may send: a whole message. Browsers and most clients send a message as
+/// one frame, so a smaller frame cap would be the real message cap (it was 256 KiB, and a 300 KiB
+/// message closed the socket 1009); tungstenite holds a frame and the message it adds to, so a
+/// socket reading holds at most about twice this.
+pub(crate) const MAX_FRAME: usize = MAX_MESSAGE;
 /// Bytes read from the socket at once (and held by every idle socket).
 const READ_BUFFER: usize = 4 << 10;
 
