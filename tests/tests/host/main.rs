@@ -19,6 +19,7 @@ mod observe;
 mod polyglot;
 mod routing;
 mod sessions;
+mod sockets;
 mod store;
 mod together;
 mod wire;
