@@ -42,7 +42,7 @@ pub struct Generation {
     /// Which mod accepts websockets on which socket route (`realtime.declare-realtime`), with the
     /// route's index in the mod's list (it starts the connection ids: `realtime/modsock.rs`). A table
     /// of its own, so a mod may serve both a route and a socket route on one path.
-    pub sockets: RouteTable<(Arc<LoadedMod>, usize)>,
+    pub sockets: RouteTable<SocketOwner>,
     /// The hooks on routes, each with its rank in the one order they run in.
     pub hooks: HookTable<Arc<Hook>>,
     /// The mods as events and calls reach them.
@@ -57,6 +57,9 @@ pub struct Generation {
     /// How long building it took.
     pub build_time: Duration,
 }
+
+/// The mod whose socket route it is, and the route's index in the mod's `declare-realtime` list.
+pub(crate) type SocketOwner = (Arc<LoadedMod>, usize);
 
 /// One hook of a loaded mod.
 #[derive(Debug)]
@@ -287,7 +290,7 @@ async fn load_one(
     db: &Arc<Db>,
     store: &Arc<Store>,
     peers: &Arc<Peers>,
-    (builder, sockets): (&mut RouteTableBuilder<Arc<LoadedMod>>, &mut RouteTableBuilder<(Arc<LoadedMod>, usize)>),
+    (builder, sockets): (&mut RouteTableBuilder<Arc<LoadedMod>>, &mut RouteTableBuilder<SocketOwner>),
 ) -> anyhow::Result<(Arc<LoadedMod>, CompileSource)> {
     let id = &manifest.id;
     let mut cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
