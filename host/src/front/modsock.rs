@@ -1,6 +1,7 @@
 //! Websocket routes of mods, the HTTP side: an upgrade on a path a mod declared as a socket route
 //! (`realtime.declare-realtime`, the generation's `sockets` table) asks the mod to accept or refuse,
-//! then `crate::realtime::modsock` serves the connection.
+//! then serves the connection ([`serve`]: each message to the mod's `on-message`, and `on-close` once
+//! at the end), registered in `crate::realtime::modsock` (ids, caps, who may send).
 //!
 //! The order, each step refusing before the next costs anything: the socket route (404 when none),
 //! the handshake (`upgrade.rs`: 400), the request head and session id (as for any request), the caps
@@ -12,12 +13,15 @@
 use super::answer::{self, Answer, PartsBody};
 use super::{request, session, upgrade};
 use crate::app::App;
-use crate::realtime::modsock::{self, ModSockets};
+use crate::realtime::modsock::{ModSockets, Ticket};
 use crate::realtime::socket::{self, Outbox};
-use crate::sandbox::{AcceptVerdict, Chain, Request as ModRequest, Step};
+use crate::sandbox::{AcceptVerdict, CallError, Chain, LoadedMod, Request as ModRequest, SocketMessage, Step};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::tungstenite::Message;
 
 /// Answers an upgrade request outside the host's own paths: the `101` of an accepted connection, or
 /// the answer that refuses it. `route` is set to the pattern it is counted under.
@@ -88,7 +92,7 @@ pub(super) async fn answer(
             Ok(upgrade::switch(request, handshake, &realtime, move |io, slot| async move {
                 // The connection's slot under the connection limit, held as long as the socket is open.
                 let _slot = slot;
-                modsock::serve(io, ticket, module, socket_route, outbox, timing, stopping).await;
+                serve(io, ticket, module, socket_route, outbox, timing, stopping).await;
             }))
         }
     }
@@ -100,4 +104,63 @@ fn closing(mut answer: Answer) -> Answer {
         answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
     }
     answer
+}
+
+/// What a mod's connection does with a message its client sent: `on-message`, one at a time (the
+/// socket awaits each before it reads the next), under the mod's call deadline.
+struct ModReader {
+    module: Arc<LoadedMod>,
+    id: String,
+    route: String,
+}
+
+impl socket::Reader for ModReader {
+    async fn message(&mut self, message: Message) -> Result<(), (u16, String)> {
+        let message = match message {
+            Message::Text(text) => SocketMessage::Text(text.as_str().to_owned()),
+            Message::Binary(bytes) => SocketMessage::Binary(bytes.to_vec()),
+            Message::Ping(_) | Message::Pong(_) | Message::Close(_) | Message::Frame(_) => return Ok(()),
+        };
+        let chain = Chain::root(&self.module.context().id, Step::Socket(self.route.clone()), None);
+        match self.module.on_message(&self.id, &message, chain).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                tracing::warn!("mod {} failed on a message of connection {}: {e}", self.module.id(), self.id);
+                // The reason goes into a close frame (at most 123 bytes): the details are in the log.
+                Err(match e {
+                    CallError::Busy(_) => (1013, "the server is busy: try again later".to_owned()),
+                    _ => (1011, "the mod failed on a message".to_owned()),
+                })
+            }
+        }
+    }
+}
+
+/// Serves connection `ticket` of `module` (accepted on socket route `route`) until it ends, then
+/// calls `on-close` unless the mod closed it itself. The ticket is released when this returns.
+///
+/// `on-message` and `on-close` run without a session lock (their chain has no session): a
+/// connection outlives any request, and holding its session's lock for it would stall that player's
+/// requests behind a socket.
+async fn serve<S>(
+    io: S,
+    ticket: Ticket,
+    module: Arc<LoadedMod>,
+    route: String,
+    outbox: Arc<Outbox>,
+    timing: socket::Timing,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let reader = ModReader { module: module.clone(), id: ticket.id().to_owned(), route: route.clone() };
+    let ended = socket::run(io, &outbox, reader, timing, stopping).await;
+    tracing::debug!("mod {} connection {} ended: {} {}", module.id(), ticket.id(), ended.code, ended.reason);
+    if ticket.forget() {
+        let chain = Chain::root(&module.context().id, Step::Socket(route), None);
+        if let Err(e) = module.on_close(ticket.id(), ended.code, &ended.reason, chain).await {
+            tracing::warn!("mod {} failed in on-close of connection {}: {e}", module.id(), ticket.id());
+        }
+    }
+    drop(ticket);
 }

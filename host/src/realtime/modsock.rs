@@ -1,6 +1,6 @@
 //! Websocket routes of mods: the registry of their open connections ([`ModSockets`]), the ids that
-//! name them, the caps on them, and a connection's life once its mod accepted it ([`serve`]): each
-//! message handed to the mod's `on-message`, and `on-close` once at the end.
+//! name them, and the caps on them. No wasmtime here: the calls into the mod on a connection's
+//! messages and close are `front/modsock.rs`'s (which owns the socket's task).
 //!
 //! Ids: `<route>-<secret>`: the index of the socket route in the mod's `declare-realtime` list (so
 //! the SDK knows which of the mod's handlers a message is for: `on-message` names no route), then 128
@@ -30,10 +30,8 @@
 
 use super::RealtimeLimits;
 use super::socket::{self, Outbox, Refused};
-use crate::sandbox::{CallError, Chain, LoadedMod, SocketMessage, Step};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::Message;
 
 /// The longest close reason (a close frame's payload is at most 125 bytes, 2 of them the code).
@@ -229,7 +227,7 @@ impl Ticket {
 
     /// Forgets the id (the socket ended); whether it was still registered, i.e. its mod did not
     /// close it itself.
-    fn forget(&self) -> bool {
+    pub(crate) fn forget(&self) -> bool {
         self.realtime.sockets.state().open.remove(&self.id).is_some()
     }
 }
@@ -246,65 +244,6 @@ impl Drop for Ticket {
             }
         }
     }
-}
-
-/// What a mod's connection does with a message its client sent: `on-message`, one at a time (the
-/// socket awaits each before it reads the next), under the mod's call deadline.
-struct ModReader {
-    module: Arc<LoadedMod>,
-    id: String,
-    route: String,
-}
-
-impl socket::Reader for ModReader {
-    async fn message(&mut self, message: Message) -> Result<(), (u16, String)> {
-        let message = match message {
-            Message::Text(text) => SocketMessage::Text(text.as_str().to_owned()),
-            Message::Binary(bytes) => SocketMessage::Binary(bytes.to_vec()),
-            Message::Ping(_) | Message::Pong(_) | Message::Close(_) | Message::Frame(_) => return Ok(()),
-        };
-        let chain = Chain::root(&self.module.context().id, Step::Socket(self.route.clone()), None);
-        match self.module.on_message(&self.id, &message, chain).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                tracing::warn!("mod {} failed on a message of connection {}: {e}", self.module.id(), self.id);
-                // The reason goes into a close frame (at most 123 bytes): the details are in the log.
-                Err(match e {
-                    CallError::Busy(_) => (1013, "the server is busy: try again later".to_owned()),
-                    _ => (1011, "the mod failed on a message".to_owned()),
-                })
-            }
-        }
-    }
-}
-
-/// Serves connection `ticket` of `module` (accepted on socket route `route`) until it ends, then
-/// calls `on-close` unless the mod closed it itself. The ticket is released when this returns.
-///
-/// `on-message` and `on-close` run without a session lock (their chain has no session): a
-/// connection outlives any request, and holding its session's lock for it would stall that player's
-/// requests behind a socket.
-pub(crate) async fn serve<S>(
-    io: S,
-    ticket: Ticket,
-    module: Arc<LoadedMod>,
-    route: String,
-    outbox: Arc<Outbox>,
-    timing: socket::Timing,
-    stopping: tokio::sync::watch::Receiver<bool>,
-) where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
-{
-    let reader = ModReader { module: module.clone(), id: ticket.id().to_owned(), route: route.clone() };
-    let ended = socket::run(io, &outbox, reader, timing, stopping).await;
-    tracing::debug!("mod {} connection {} ended: {} {}", module.id(), ticket.id(), ended.code, ended.reason);
-    if ticket.forget() {
-        let chain = Chain::root(&module.context().id, Step::Socket(route), None);
-        if let Err(e) = module.on_close(ticket.id(), ended.code, &ended.reason, chain).await {
-            tracing::warn!("mod {} failed in on-close of connection {}: {e}", module.id(), ticket.id());
-        }
-    }
-    drop(ticket);
 }
 
 #[cfg(test)]
