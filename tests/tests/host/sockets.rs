@@ -1,8 +1,8 @@
 //! Mods' websocket routes (`realtime.declare-realtime` sockets, `host/src/realtime/modsock.rs`), driven
 //! by a real websocket client over 127.0.0.1 against the echo fixture (`tests/fixtures/echo`): accept
 //! and refusal, echo in order, the handshake's checks, the caps, a mod that traps or spins, closes
-//! from either side and what `on-close` hears, ids that only their mod can use, reloads, and two
-//! mods claiming one socket route.
+//! from either side and what `on-close` hears, ids that only their mod can use, reloads, a stopping
+//! server, and two mods claiming one socket route.
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use modhost_tests::client::{Call, send};
@@ -339,4 +339,18 @@ async fn two_mods_on_one_socket_route_refuse_the_second_naming_both() {
     let reason = &failed[0].reason;
     assert!(reason.contains("/echo/ws") && reason.contains("`copy`") && reason.contains("`echo`"), "{reason}");
     server.stop().await.expect("stopping");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_closes_1001_and_the_mod_hears_it() {
+    let server = echo_server("").await;
+    let mut ws = open(server.addr, "/echo/ws").await;
+    let id = id_of(&mut ws).await;
+    let client = tokio::spawn(async move { closed_with(&mut ws).await });
+    let stored = server.stop_and_open_store().await.expect("stopping");
+    assert_eq!(client.await.expect("the client task").0, 1001);
+    let record = stored.store.get("echo", &format!("closed.{id}")).expect("reading the store");
+    let record: serde_json::Value =
+        serde_json::from_slice(&record.expect("on-close ran before the server stopped")).expect("the record is JSON");
+    assert_eq!(record["code"], 1001, "{record}");
 }
