@@ -30,7 +30,8 @@ pub struct App {
     /// The per-session locks (shared across generations, so one session's requests never overlap
     /// even when a reload lands between them).
     pub sessions: Arc<SessionLocks>,
-    /// The notifier, mods' sockets and timers (shared across generations: a reload closes no socket).
+    /// The notifier, mods' sockets and timers (shared across generations: a reload closes no notifier
+    /// socket; mods' connections close with 1012 and reconnect to the new mods, `realtime/modsock.rs`).
     pub(crate) realtime: Arc<crate::realtime::Realtime>,
     /// Compressed answers of 8 KiB and more, keyed so a stale hit is impossible.
     pub body_cache: crate::body_cache::BodyCache,

@@ -10,7 +10,8 @@
 //! `front/notifier.rs`); nothing here knows of hyper.
 //!
 //! [`Realtime`] is the server's one set of these, created with the runtime and shared by every
-//! generation: a reload does not close the players' sockets.
+//! generation: a reload does not close the players' notifier sockets (a mod's connections it does
+//! close, 1012: they belong to the mod that accepted them, `modsock.rs`).
 
 pub(crate) mod hub;
 pub(crate) mod modsock;
