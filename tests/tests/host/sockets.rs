@@ -135,6 +135,11 @@ async fn a_mods_socket_route_accepts_and_echoes_text_and_binary_in_order() {
     for message in &sent {
         assert_eq!(&next(&mut ws).await, message);
     }
+    // One at a time: a slow message's answer comes before the next message's, however quick.
+    ws.send(Message::text("sleep 300")).await.expect("sending");
+    ws.send(Message::text("quick")).await.expect("sending");
+    assert_eq!(next(&mut ws).await, Message::text("sleep 300"));
+    assert_eq!(next(&mut ws).await, Message::text("quick"));
     let id = id_of(&mut ws).await;
     let (route, secret) = id.split_once('-').expect("an id is <route>-<secret>");
     assert_eq!(route, "0");
