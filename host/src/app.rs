@@ -109,6 +109,16 @@ impl App {
         }
     }
 
+    /// Whether `session` (24 hex digits) has a notifier socket open.
+    pub fn notifier_connected(&self, session: &str) -> bool {
+        crate::session::SessionId::parse(session).is_ok_and(|s| self.realtime.hub.connected(s))
+    }
+
+    /// Notifier sockets open now.
+    pub fn notifier_sockets(&self) -> usize {
+        self.realtime.hub.open_sockets()
+    }
+
     /// The serving generation. A request takes it once and keeps it to the end.
     pub fn generation(&self) -> Arc<Generation> {
         self.current.load_full()

@@ -15,6 +15,7 @@ mod hello;
 mod hostile;
 mod inventory;
 mod lifecycle;
+mod notifier;
 mod observe;
 mod polyglot;
 mod routing;
