@@ -372,3 +372,26 @@ async fn a_stopping_server_closes_its_sockets_with_going_away() {
     assert_eq!(close_code(&mut ws, Duration::from_secs(5)).await, 1001);
     stopping.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn the_game_answers_the_notifier_channel_and_pushes_a_message_when_a_gift_arrives() {
+    let server = super::together::welcome_pack_server(guests::WELCOME_PACK).await;
+    let channel =
+        send(server.addr, &Call::post("/client/notifier/channel/create", b"{}").session(SESSION)).await.unwrap();
+    let data = &channel.json()["data"];
+    // The addresses are the request's `Host` (the harness sends `127.0.0.1`, without the port).
+    assert_eq!(data["channel_id"], SESSION, "{data}");
+    assert_eq!(data["ws"], format!("ws://127.0.0.1/notifierServer/getwebsocket/{SESSION}"), "{data}");
+    assert_eq!(data["notifierServer"], format!("http://127.0.0.1/notifierServer/get/{SESSION}"), "{data}");
+    // The client opens the socket the channel names; the welcome gift then arrives as a chat message.
+    let mut ws = connect(&server, SESSION).await;
+    let create = br#"{"nickname": "Newcomer", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
+    let reply = send(server.addr, &Call::post("/client/game/profile/create", create).session(SESSION)).await.unwrap();
+    assert_eq!(reply.json()["err"], 0, "{}", reply.text());
+    let note: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
+    assert_eq!(note["type"], "new_message", "{note}");
+    assert_eq!(note["message"]["type"], 13, "a system message: {note}");
+    assert!(note["message"]["text"].as_str().unwrap().contains("5449016a4bdc2d6f028b456f"), "{note}");
+    assert_eq!(note["eventId"], note["message"]["_id"]);
+    server.stop().await.unwrap();
+}
