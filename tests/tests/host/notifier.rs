@@ -234,8 +234,10 @@ async fn the_server_answers_pings_pings_a_quiet_socket_and_closes_one_that_never
     ws.send(Message::Ping(b"hi"[..].into())).await.unwrap();
     let pong = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            if let Some(Ok(Message::Pong(data))) = ws.next().await {
-                return data;
+            match ws.next().await {
+                Some(Ok(Message::Pong(data))) => return data,
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended before the pong: {other:?}"),
             }
         }
     })
@@ -243,16 +245,17 @@ async fn the_server_answers_pings_pings_a_quiet_socket_and_closes_one_that_never
     .unwrap();
     assert_eq!(&pong[..], b"hi");
     // Quiet: the server pings; tungstenite answers it while we read, so the socket stays open.
-    let pinged = tokio::time::timeout(Duration::from_secs(5), async {
+    tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            if let Some(Ok(Message::Ping(_))) = ws.next().await {
-                return true;
+            match ws.next().await {
+                Some(Ok(Message::Ping(_))) => return,
+                Some(Ok(other)) => panic!("expected the server's ping, got {other:?}"),
+                other => panic!("the socket ended before the server's ping: {other:?}"),
             }
         }
     })
     .await
-    .unwrap();
-    assert!(pinged);
+    .expect("the server pings a quiet socket");
     tokio::time::sleep(Duration::from_millis(900)).await;
     assert!(server.app.notifier_connected(SESSION), "a socket that answers pings stays open");
 
