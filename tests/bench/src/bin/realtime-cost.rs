@@ -28,9 +28,13 @@
 //!    kept: p50 and p99 with no idle socket and with `--sockets` idle sockets open, the two
 //!    conditions alternated (the order flipped every repetition), and the ratio taken within each
 //!    repetition (neighbours in time share the machine's mood), whose median is printed. Target:
-//!    p99 at most +20%. A row with the sockets being pinged is not measured: the ping interval is
-//!    `RealtimeLimits::ping_idle` in `Config.realtime` (30 s), which `modhost serve` does not expose,
-//!    and the sockets here are open a few seconds each.
+//!    p99 at most +20%.
+//! 4. **Pinged sockets.** Figures 1 and 3 again with the idle sockets pinged every `--ping-ms` (1 s:
+//!    a thousand pings a second, thirty times what the default 30 s gives): the interval is
+//!    `RealtimeLimits::ping_idle` in `Config.realtime`, not a flag of `modhost serve`, so this server
+//!    runs in this process (`modhost_tests::TestServer`: no built-in game, 32 instances) on a tokio
+//!    runtime of its own; its two conditions are compared with each other, not with the child's.
+//!    The pings the clients received per second are printed beside the load.
 //!
 //! Figures 1 and 3 share each condition's window (the sockets are opened once for both). No
 //! assertion depends on speed: it prints tables (progress goes to stderr).
@@ -43,10 +47,13 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use futures_util::StreamExt as _;
 use modhost_benches::cpu_load::{max, min, modhost, read_answer, spawn};
-use modhost_benches::stats::{median, summarize};
+use modhost_benches::stats::{mann_whitney, median, summarize};
+use modhost_tests::TestServer;
 use modhost_tests::server::install_mod;
 use serde_json::{Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
@@ -71,7 +78,8 @@ struct Args {
     /// Idle sockets of the "sockets open" condition; the memory figure opens this many and twice as many.
     #[arg(long, default_value_t = 1000)]
     sockets: usize,
-    /// Pushes per condition, over all repetitions (as many echoes beside them) [default: 3000; quick 600].
+    /// Pushes per condition, over all repetitions (rounded down to a multiple of them; as many echoes
+    /// beside them) [default: 3000; quick 600].
     #[arg(long)]
     pushes: Option<usize>,
     /// Seconds of request load per condition and repetition, after a second of warm-up [default: 3; quick 1].
@@ -83,6 +91,10 @@ struct Args {
     /// Repetitions of each memory measurement (a fresh server each) [default: 3; quick 1].
     #[arg(long)]
     mem_reps: Option<usize>,
+    /// The ping interval of the pinged run (an in-process server, `Config.realtime.ping_idle`), in ms;
+    /// 0 leaves that run out.
+    #[arg(long, default_value_t = 1000)]
+    ping_ms: u64,
     /// A quick run: fewer repetitions and pushes, shorter loads, and the memory at `--sockets` only.
     #[arg(long)]
     quick: bool,
@@ -125,8 +137,39 @@ fn main() -> anyhow::Result<()> {
         .and_then(|port| runtime.block_on(latency_and_load(port, &args, reps, pushes / reps, secs)));
     child.stop();
     let windows = result.context("the push latency and the request load")?;
-    print_latency(&windows, &args, reps, pushes);
-    print_load(&windows, &args, reps, secs);
+    let child_title = "`modhost serve` child, default ping interval (30 s: the idle sockets are never pinged)";
+    print_latency(&windows, &args, child_title);
+    print_load(&windows, &args, child_title, secs);
+
+    // Figures 1 and 3 again with the sockets pinged: the interval is not a flag of `modhost serve`,
+    // so this server runs in this process, on a runtime of its own (2 workers, as the clients').
+    if args.ping_ms > 0 {
+        let ping = Duration::from_millis(args.ping_ms);
+        let server_runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let peer = args.peer.to_str().context("the peer's path is not UTF-8")?;
+        let builder = TestServer::builder();
+        let dir = builder.root().join("mods/pusher");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("config.default.json"), json!({"name": "p"}).to_string())?;
+        let server = server_runtime.block_on(
+            builder
+                .with_mod("pusher", peer, "[grants]\npush = \"broadcast\"")
+                .config(|c| c.realtime.ping_idle = ping)
+                .start(),
+        )?;
+        if !server.report.failed.is_empty() {
+            bail!("the in-process server left out {:?}", server.report.failed);
+        }
+        let result = runtime.block_on(latency_and_load(server.addr.port(), &args, reps, pushes / reps, secs));
+        server_runtime.block_on(server.stop())?;
+        let windows = result.context("the pinged run")?;
+        let title = format!(
+            "in-process server (TestServer: no built-in game, 32 instances), ping interval {} ms: the sockets are pinged",
+            args.ping_ms
+        );
+        print_latency(&windows, &args, &title);
+        print_load(&windows, &args, &title, secs);
+    }
 
     // Figure 2: a fresh server per measurement.
     let mut memory: Vec<(usize, Memory)> = Vec::new();
@@ -250,19 +293,26 @@ async fn connect(port: u16, session: &str) -> anyhow::Result<Ws> {
 struct Idle {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    /// Pings the sockets received (each answered, by tungstenite, on the next read).
+    pings: Arc<AtomicU64>,
 }
 
 impl Idle {
     async fn open(port: u16, n: usize) -> anyhow::Result<Idle> {
         let (stop, watching) = watch::channel(false);
+        let pings = Arc::new(AtomicU64::new(0));
         let mut tasks = Vec::with_capacity(n);
         for i in 0..n {
             let mut ws = connect(port, &format!("{:024x}", IDLE_BASE + i as u64)).await?;
             let mut stop = watching.clone();
+            let pings = pings.clone();
             tasks.push(tokio::spawn(async move {
                 loop {
                     tokio::select! {
                         message = ws.next() => match message {
+                            Some(Ok(Message::Ping(_))) => {
+                                pings.fetch_add(1, Ordering::Relaxed);
+                            }
                             Some(Ok(_)) => continue,
                             _ => return,
                         },
@@ -275,7 +325,7 @@ impl Idle {
                     tokio::time::timeout(Duration::from_secs(2), async { while ws.next().await.is_some() {} }).await;
             }));
         }
-        Ok(Idle { stop, tasks })
+        Ok(Idle { stop, tasks, pings })
     }
 
     async fn close(self) {
@@ -325,6 +375,8 @@ struct Window {
     push_recv: Vec<f64>,
     load: Vec<f64>,
     load_rps: f64,
+    /// Pings per second the idle sockets received during the load.
+    load_pings: f64,
 }
 
 async fn latency_and_load(
@@ -355,6 +407,7 @@ async fn latency_and_load(
                 push_recv: Vec::with_capacity(pushes),
                 load: Vec::new(),
                 load_rps: 0.0,
+                load_pings: 0.0,
             };
             for i in 0..pushes {
                 let echo_first = i % 2 == 0;
@@ -368,18 +421,21 @@ async fn latency_and_load(
                     window.echo.push(echo_once(&mut conn, epoch, i as u64).await?);
                 }
             }
+            let (pings, began) = (idle.pings.load(Ordering::Relaxed), Instant::now());
             let (load, rps) = load(port, args.conns, secs).await?;
+            window.load_pings = (idle.pings.load(Ordering::Relaxed) - pings) as f64 / began.elapsed().as_secs_f64();
             window.load = load;
             window.load_rps = rps;
             eprintln!(
-                "  rep {}: {:>5} idle sockets: push p99 {:.3} ms, echo p99 {:.3} ms; load p50 {:.3} ms p99 {:.3} ms {:.0} req/s",
+                "  rep {}: {:>5} idle sockets: push p99 {:.3} ms, echo p99 {:.3} ms; load p50 {:.3} ms p99 {:.3} ms {:.0} req/s {:.0} pings/s",
                 rep + 1,
                 sockets,
                 summarize(&window.push_recv).p99,
                 summarize(&window.echo).p99,
                 summarize(&window.load).p50,
                 summarize(&window.load).p99,
-                rps
+                rps,
+                window.load_pings
             );
             windows.push(window);
             idle.close().await;
@@ -479,10 +535,11 @@ async fn load(port: u16, conns: usize, secs: Duration) -> anyhow::Result<(Vec<f6
     Ok((all, rps))
 }
 
-fn print_latency(windows: &[Window], args: &Args, reps: usize, pushes: usize) {
+fn print_latency(windows: &[Window], args: &Args, title: &str) {
+    let reps = windows.iter().filter(|w| w.sockets == 0).count();
     println!(
-        "\n== 1. push latency: {pushes} sequential pushes per condition over {reps} repetitions (conditions alternated), \
-         each beside an echo of the same body; ms, nearest-rank percentiles over all samples"
+        "\n== 1. push latency, {title}\n   sequential pushes over {reps} repetitions (conditions alternated), each beside \
+         an echo of the same body; ms, nearest-rank percentiles over all samples"
     );
     println!("{:<62} {:>6} {:>8} {:>8} {:>8} {:>8}  p99 per rep (min-max)", "row", "n", "p50", "p90", "p99", "max");
     for sockets in [0, args.sockets] {
@@ -534,28 +591,31 @@ fn print_latency(windows: &[Window], args: &Args, reps: usize, pushes: usize) {
     println!("target: the push's receive p99 <= 5 ms on loopback");
 }
 
-fn print_load(windows: &[Window], args: &Args, reps: usize, secs: Duration) {
+fn print_load(windows: &[Window], args: &Args, title: &str, secs: Duration) {
+    let reps = windows.iter().filter(|w| w.sockets == 0).count();
     println!(
-        "\n== 3. POST /peer/p/echo on {} keep-alive connections, {:.1} s per window after 1 s of warm-up, {reps} repetitions \
-         alternated; ms (per-window percentiles: median over repetitions (min-max))",
+        "\n== 3. requests beside idle sockets, {title}\n   POST /peer/p/echo on {} keep-alive connections, {:.1} s per window \
+         after 1 s of warm-up, {reps} repetitions alternated; ms (per-window percentiles: median over repetitions (min-max))",
         args.conns,
         secs.as_secs_f64()
     );
-    println!("{:<30} {:>8} {:<24} {:<24} {:>8}", "condition", "n", "p50", "p99", "req/s");
+    println!("{:<30} {:>8} {:<24} {:<24} {:>8} {:>8}", "condition", "n", "p50", "p99", "req/s", "pings/s");
     let pick = |sockets: usize| -> Vec<&Window> { windows.iter().filter(|w| w.sockets == sockets).collect() };
     for sockets in [0, args.sockets] {
         let mine = pick(sockets);
         let p50: Vec<f64> = mine.iter().map(|w| summarize(&w.load).p50).collect();
         let p99: Vec<f64> = mine.iter().map(|w| summarize(&w.load).p99).collect();
         let rps: Vec<f64> = mine.iter().map(|w| w.load_rps).collect();
+        let pings: Vec<f64> = mine.iter().map(|w| w.load_pings).collect();
         let n: usize = mine.iter().map(|w| w.load.len()).sum();
         println!(
-            "{:<30} {:>8} {:<24} {:<24} {:>8.0}",
+            "{:<30} {:>8} {:<24} {:<24} {:>8.0} {:>8.0}",
             format!("{sockets} idle sockets"),
             n,
             format!("{:.3} ({:.3}-{:.3})", median(&p50), min(&p50), max(&p50)),
             format!("{:.3} ({:.3}-{:.3})", median(&p99), min(&p99), max(&p99)),
-            median(&rps)
+            median(&rps),
+            median(&pings)
         );
     }
     // Ratios within a repetition: its two windows ran back to back.
@@ -572,7 +632,20 @@ fn print_load(windows: &[Window], args: &Args, reps: usize, secs: Duration) {
         format!("{:.3}x ({:.3}-{:.3})", median(&r99), min(&r99), max(&r99)),
         format!("{:.3}x", median(&rrps))
     );
-    println!("{:<30} not measured: the ping interval (30 s) is not a flag of `modhost serve`", "pinged sockets");
+    // Whether the two conditions' windows differ at all: the rank test of their per-window figures.
+    let test = |f: &dyn Fn(&Window) -> f64| {
+        let (a, b): (Vec<f64>, Vec<f64>) = (none.iter().map(|w| f(w)).collect(), open.iter().map(|w| f(w)).collect());
+        let t = mann_whitney(&a, &b);
+        format!("p = {:.3}{}", t.p, if t.exact { "" } else { " (approx.)" })
+    };
+    println!(
+        "{:<30} {:>8} {:<24} {:<24} {:>8}",
+        "Mann-Whitney, per window",
+        "",
+        test(&|w| summarize(&w.load).p50),
+        test(&|w| summarize(&w.load).p99),
+        test(&|w| w.load_rps)
+    );
     println!("target: p99 with the sockets open at most 1.20x the p99 without");
 }
 
