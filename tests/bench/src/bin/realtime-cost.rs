@@ -4,8 +4,9 @@
 //!
 //! How: the server is a `modhost serve --root <tmp root>` child (so its memory is its own, and the
 //! bench's thousands of client sockets never count), with the peer fixture (`tests/fixtures/peer`)
-//! installed as `pusher` (`{"name": "p"}`, grant `push = "broadcast"`, which holds "any"). The clients are here: plain
-//! keep-alive HTTP/1.1 connections (`Accept-Encoding: identity`) and tokio-tungstenite sockets on
+//! installed as `pusher` (`{"name": "p"}`, grant `push = "broadcast"`, which holds "any"). The
+//! clients are here: plain keep-alive HTTP/1.1 connections (`Accept-Encoding: identity`) and
+//! tokio-tungstenite sockets on
 //! `/notifierServer/getwebsocket/<session>`, each idle socket read by a task of its own (so it
 //! answers the server's pings, as a game client would).
 //!
@@ -427,7 +428,8 @@ async fn latency_and_load(
             window.load = load;
             window.load_rps = rps;
             eprintln!(
-                "  rep {}: {:>5} idle sockets: push p99 {:.3} ms, echo p99 {:.3} ms; load p50 {:.3} ms p99 {:.3} ms {:.0} req/s {:.0} pings/s",
+                "  rep {}: {:>5} idle sockets: push p99 {:.3} ms, echo p99 {:.3} ms; \
+                 load p50 {:.3} ms p99 {:.3} ms {:.0} req/s {:.0} pings/s",
                 rep + 1,
                 sockets,
                 summarize(&window.push_recv).p99,
