@@ -308,6 +308,8 @@ async fn a_queue_keeps_its_newest_messages_and_counts_the_dropped() {
     assert_eq!(notifier["dropped"], 6, "{notifier}");
     let queued = notifier["sessions"].as_array().unwrap().iter().find(|s| s["session"] == SESSION).unwrap();
     assert_eq!((queued["queued"].clone(), queued["dropped"].clone()), (json!(4), json!(6)));
+    let metrics = send(server.addr, &Call::get("/metrics")).await.unwrap().text();
+    assert!(metrics.contains("modhost_notifier_messages_total{outcome=\"dropped\"} 6"), "{metrics}");
     let mut ws = connect(&server, SESSION).await;
     for n in 6..10 {
         assert_eq!(serde_json::from_str::<Value>(&next_text(&mut ws).await).unwrap()["n"], n);
