@@ -342,8 +342,9 @@ async fn a_client_that_never_reads_is_closed_and_holds_no_more_than_its_outbox()
         }
     }
     assert!(queued, "pushes to a client that never reads must stop being delivered ({delivered} were)");
+    eprintln!("a client that never reads took {delivered} messages of 64 KiB before it was closed");
     // What was taken before: the kernel's buffers (a few MiB on loopback) plus the 1 MiB outbox.
-    assert!(delivered * 64 < 64 << 10, "{delivered} messages of 64 KiB were taken by a socket nobody reads");
+    assert!(delivered * 64 < 16 << 10, "{delivered} messages of 64 KiB were taken by a socket nobody reads");
     assert!(!server.app.notifier_connected(SESSION));
     // The server still serves.
     assert_eq!(send(server.addr, &Call::get("/modhost/status")).await.unwrap().status, 200);
