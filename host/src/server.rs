@@ -66,8 +66,7 @@ impl Server {
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
         tracing::info!("listening on {}", listener.local_addr()?);
         let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait, max_connections);
-        let runtime =
-            Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")), config.realtime.clone())?);
+        let runtime = Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")), config.realtime.clone())?);
 
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
         if config.strict && !first.report.failed.is_empty() {
@@ -124,7 +123,10 @@ impl Server {
             })
         });
         let hangup = reload_on_hangup(self.app.clone());
+        let timers = crate::scheduler::start(self.app.clone());
         let served = crate::front::serve(self.listener, self.early, self.app, self.max_connections, shutdown).await;
+        // Its firings hold the app (and the store) too.
+        timers.stop().await;
         // Both hold the app: stopped and awaited, so the store's lock is free when `run` returns.
         if let Some(watch) = self.watch {
             watch.stop().await;
