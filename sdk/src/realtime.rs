@@ -4,7 +4,7 @@
 
 use crate::Router;
 use crate::wit::exports::modhost::plugin::realtime as wit;
-use crate::wit::modhost::plugin::types;
+use crate::wit::modhost::plugin::types as types;
 
 /// What the mod serves in real time.
 pub fn declare_realtime(router: &Router) -> wit::RealtimeDeclarations {
@@ -12,11 +12,7 @@ pub fn declare_realtime(router: &Router) -> wit::RealtimeDeclarations {
 }
 
 /// An upgrade on one of the mod's socket routes.
-pub fn accept(
-    router: &Router,
-    connection: String,
-    request: types::Request,
-) -> Result<wit::AcceptVerdict, types::Error> {
+pub fn accept(router: &Router, connection: String, request: types::Request) -> Result<wit::AcceptVerdict, types::Error> {
     router.sockets.accept(connection, request)
 }
 

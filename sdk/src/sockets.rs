@@ -13,11 +13,7 @@ impl SocketRoutes {
         Vec::new()
     }
 
-    pub(crate) fn accept(
-        &self,
-        _connection: String,
-        request: types::Request,
-    ) -> Result<wit::AcceptVerdict, types::Error> {
+    pub(crate) fn accept(&self, _connection: String, request: types::Request) -> Result<wit::AcceptVerdict, types::Error> {
         Err(types::Error::NotFound(format!("this mod has no socket route for `{}`", request.url)))
     }
 

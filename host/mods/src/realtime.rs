@@ -108,10 +108,7 @@ impl RealtimeDeclarations {
         for socket in &self.sockets {
             let path = socket.path.as_str();
             if !path.starts_with('/') || path.len() > crate::MAX_NAME {
-                return Err(RealtimeError::BadSocket(
-                    path.to_owned(),
-                    "a path starts with `/` and is at most 128 bytes",
-                ));
+                return Err(RealtimeError::BadSocket(path.to_owned(), "a path starts with `/` and is at most 128 bytes"));
             }
             let host_owned = ["/modhost", "/metrics", "/notifierServer"]
                 .iter()

@@ -421,13 +421,7 @@ impl LoadedMod {
     }
 
     /// Tells the mod one of its connections closed.
-    pub(crate) async fn on_close(
-        &self,
-        connection: &str,
-        code: u16,
-        reason: &str,
-        chain: Chain,
-    ) -> Result<(), CallError> {
+    pub(crate) async fn on_close(&self, connection: &str, code: u16, reason: &str, chain: Chain) -> Result<(), CallError> {
         self.realtime_call(0, chain, async move |store, realtime| {
             realtime.call_on_close(store, connection, code, reason).await
         })
