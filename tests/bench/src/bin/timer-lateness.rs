@@ -100,10 +100,10 @@ async fn main() -> anyhow::Result<()> {
 
     println!("timer lateness, ms (target: p99 <= epoch tick {tick_ms} ms + 10 ms = {} ms)", tick_ms + 10.0);
     println!("{:<28} {:>6} {:>8} {:>8} {:>8} {:>8}", "row", "n", "p50", "p90", "p99", "max");
-    let rows: [(&str, Box<dyn Fn(&Value) -> bool>); 3] = [
-        ("one-shot, spread", Box::new(|r| r["payload"] == "spread")),
-        ("one-shot, burst", Box::new(|r| r["payload"] == "burst")),
-        ("periodic 1 s", Box::new(|r| r["name"] == "tick")),
+    let rows: [(&str, Keep); 3] = [
+        ("one-shot, spread", |r| r["payload"] == "spread"),
+        ("one-shot, burst", |r| r["payload"] == "burst"),
+        ("periodic 1 s", |r| r["name"] == "tick"),
     ];
     for (row, keep) in rows {
         let picked: Vec<&Value> = fired.iter().filter(|r| keep(r)).collect();
@@ -130,6 +130,9 @@ async fn main() -> anyhow::Result<()> {
     println!("timers failed {}, retried {}", failed.0, failed.1);
     Ok(())
 }
+
+/// Which firings a row takes.
+type Keep = fn(&Value) -> bool;
 
 async fn post(server: &TestServer, path: &str, body: &Value) -> anyhow::Result<Value> {
     let reply = send(server.addr, &Call::post_raw(path, body.to_string().as_bytes())).await?;
