@@ -5,8 +5,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// (package, const name in `modhost_tests::guests`).
-const GUESTS: &[(&str, &str)] =
-    &[("hello", "HELLO"), ("welcome-pack", "WELCOME_PACK"), ("fixture-guest", "FIXTURE"), ("fixture-peer", "PEER")];
+const GUESTS: &[(&str, &str)] = &[
+    ("hello", "HELLO"),
+    ("welcome-pack", "WELCOME_PACK"),
+    ("fixture-guest", "FIXTURE"),
+    ("fixture-peer", "PEER"),
+    ("fixture-timer", "TIMER"),
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));

@@ -198,6 +198,8 @@ impl App {
                     new.routes.routes().into_iter().map(|(path, _, _)| path.to_owned()).collect();
                 let old = self.current.swap(Arc::new(new));
                 free_when_unused(old);
+                // Periodic timers move to the new generation's mods (`scheduler.rs`).
+                self.realtime.timers.reloaded();
                 // What the retired generation alone used goes: its routes' series, its compiled mods.
                 self.metrics.retain_routes(|route| routes.contains(route));
                 self.prune_cache();

@@ -34,6 +34,7 @@ mod store;
 mod timers;
 
 pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
+pub(crate) use bindings::full::exports::modhost::plugin::realtime::Fired;
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
 pub(crate) use budget::{MemoryBudget, ModUsage};
 pub use command::CommandExit;

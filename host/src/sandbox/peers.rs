@@ -69,6 +69,8 @@ pub(crate) enum Step {
     Event(String),
     /// `invoke`, of this function.
     Call(String),
+    /// `on-timer`, of this timer.
+    Timer(String),
 }
 
 /// One call on the chain's stack.
@@ -87,6 +89,7 @@ impl std::fmt::Display for Frame {
             Step::Hook(path) => write!(f, "{m}'s hook on {path}"),
             Step::Event(topic) => write!(f, "{m} hearing {topic}"),
             Step::Call(function) => write!(f, "{m}.{function}"),
+            Step::Timer(name) => write!(f, "{m}'s timer {name}"),
         }
     }
 }

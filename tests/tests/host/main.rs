@@ -21,6 +21,7 @@ mod polyglot;
 mod routing;
 mod sessions;
 mod store;
+mod timers;
 mod together;
 mod wire;
 
