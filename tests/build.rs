@@ -10,6 +10,7 @@ const GUESTS: &[(&str, &str)] = &[
     ("welcome-pack", "WELCOME_PACK"),
     ("fixture-guest", "FIXTURE"),
     ("fixture-peer", "PEER"),
+    ("fixture-timer", "TIMER"),
     ("fixture-echo", "ECHO"),
 ];
 

@@ -6,9 +6,9 @@
 //   GET  /hello/items   the whole item table by db reference (never copied into the mod)
 //   GET  /hello/fail    the SPT error envelope (err 1), without failing the request
 
-import * as db from "modhost:plugin/db@0.1.1";
-import * as mods from "modhost:plugin/mods@0.1.1";
-import * as store from "modhost:plugin/store@0.1.1";
+import * as db from "modhost:plugin/db@0.1.2";
+import * as mods from "modhost:plugin/mods@0.1.2";
+import * as store from "modhost:plugin/store@0.1.2";
 import { decodeJson, encodeJson, error, fail, ok, okDb, route } from "./modhost.js";
 
 const ROUBLES = "5449016a4bdc2d6f028b456f";

@@ -110,6 +110,16 @@ impl App {
         }
     }
 
+    /// Whether `session` (24 hex digits) has a notifier socket open.
+    pub fn notifier_connected(&self, session: &str) -> bool {
+        crate::session::SessionId::parse(session).is_ok_and(|s| self.realtime.hub.connected(s))
+    }
+
+    /// Notifier sockets open now.
+    pub fn notifier_sockets(&self) -> usize {
+        self.realtime.hub.open_sockets()
+    }
+
     /// The serving generation. A request takes it once and keeps it to the end.
     pub fn generation(&self) -> Arc<Generation> {
         self.current.load_full()
@@ -192,6 +202,8 @@ impl App {
                 // and their clients reconnect to the new mods (`realtime/modsock.rs`, "Reloads").
                 self.realtime.sockets.retire(number);
                 free_when_unused(old);
+                // Periodic timers move to the new generation's mods (`scheduler.rs`).
+                self.realtime.timers.reloaded();
                 // What the retired generation alone used goes: its routes' series, its compiled mods.
                 self.metrics.retain_routes(|route| routes.contains(route));
                 self.prune_cache();

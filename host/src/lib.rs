@@ -17,6 +17,7 @@
 //! - `generation`: one set of mods in load order, the db their inits built, their routes.
 //! - `builtin`: the mods embedded in the binary.
 //! - [`server`]: boot (root, store, listener, first generation) and [`Server::run`].
+//! - `scheduler`: the task that fires the mods' timers (`realtime::timers`) in the serving generation.
 //! - `nofile`: the open-file limit, raised to the hard one at start, and the connection cap from it.
 //! - `config`: the validated configuration and the limits every mod runs under.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
@@ -54,6 +55,7 @@ mod perf;
 mod realtime;
 mod sandbox;
 pub mod scaffold;
+mod scheduler;
 mod series;
 pub mod server;
 mod session;

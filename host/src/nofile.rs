@@ -7,7 +7,9 @@
 //! what there is, leaving the rest to everything else.
 
 /// Connections the front keeps open at once, at most: each costs memory, whatever the fd limit.
-pub(crate) const MAX_CONNECTIONS: usize = 1024;
+/// An open websocket counts as one (each player's notifier socket, mods' sockets): 4096 leaves room
+/// for a thousand players' sockets beside the requests.
+pub(crate) const MAX_CONNECTIONS: usize = 4096;
 
 /// Descriptors kept for everything that is not a connection, at least: stdio, the listener, the
 /// runtime's epoll and wakers, the store (SQLite's database, WAL and shared-memory files, the root
@@ -67,7 +69,8 @@ mod tests {
         // The usual soft limit: the connections alone must not take every descriptor.
         assert_eq!(connection_cap(1024), 1024 - 128);
         assert_eq!(connection_cap(1100), 1100 - 137, "an eighth once that is more than 128");
-        assert_eq!(connection_cap(2048), MAX_CONNECTIONS);
+        assert_eq!(connection_cap(2048), 2048 - 256);
+        assert_eq!(connection_cap(8192), MAX_CONNECTIONS);
         assert_eq!(connection_cap(65_536), MAX_CONNECTIONS);
         assert_eq!(connection_cap(u64::MAX), MAX_CONNECTIONS);
         assert_eq!(connection_cap(256), 128);

@@ -123,7 +123,10 @@ impl Server {
             })
         });
         let hangup = reload_on_hangup(self.app.clone());
+        let timers = crate::scheduler::start(self.app.clone());
         let served = crate::front::serve(self.listener, self.early, self.app, self.max_connections, shutdown).await;
+        // Its firings hold the app (and the store) too.
+        timers.stop().await;
         // Both hold the app: stopped and awaited, so the store's lock is free when `run` returns.
         if let Some(watch) = self.watch {
             watch.stop().await;

@@ -103,8 +103,31 @@ pub fn status_json(app: &App) -> Value {
             "routes": generation.routes.routes().len(),
         },
         "requests": requests,
+        "notifier": notifier_json(app),
         "watching": app.config.watch,
         "last_reload": app.last_reload(),
+    })
+}
+
+/// Sessions listed in the status's `notifier` (the rest are counted, not listed).
+const LISTED_SESSIONS: usize = 100;
+
+/// The notifier: sockets open, what it delivered, queued and dropped, and the sessions with a socket
+/// or a queue (each queue's dropped count: a player who missed messages can be told why).
+fn notifier_json(app: &App) -> Value {
+    use std::sync::atomic::Ordering::Relaxed;
+    let hub = &app.realtime.hub;
+    let c = &hub.counters;
+    json!({
+        "sockets": hub.open_sockets(),
+        "opened": c.opened.load(Relaxed),
+        "replaced": c.replaced.load(Relaxed),
+        "stalled": c.stalled.load(Relaxed),
+        "refused": c.refused.load(Relaxed),
+        "delivered": c.delivered.load(Relaxed),
+        "queued": c.queued.load(Relaxed),
+        "dropped": c.dropped.load(Relaxed),
+        "sessions": hub.sessions(LISTED_SESSIONS),
     })
 }
 

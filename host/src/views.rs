@@ -89,6 +89,19 @@ pub struct ModView {
     /// Its hooks that failed and were skipped since it was loaded.
     #[serde(default)]
     pub hooks_skipped: u64,
+    /// Its timers that failed (an error, a trap, the deadline) since the server started.
+    #[serde(default)]
+    pub timers_failed: u64,
+    /// Its timer firings put off for a retry (their session's lock stayed taken, no room) since the
+    /// server started.
+    #[serde(default)]
+    pub timers_retried: u64,
+    /// Its one-shot timers pending.
+    #[serde(default)]
+    pub timers_pending: usize,
+    /// Its periodic timers, with their next due time.
+    #[serde(default)]
+    pub timers: Vec<TimerView>,
     /// Its effective configuration: what `config.get` reads (`{}` when it has none; docs/config.md).
     #[serde(default)]
     pub config: serde_json::Value,
@@ -102,6 +115,17 @@ pub struct ModView {
     /// which has no folder and no configuration.
     #[serde(default)]
     pub config_file: Option<String>,
+}
+
+/// One periodic timer of a mod.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimerView {
+    /// Its name.
+    pub name: String,
+    /// Seconds between firings.
+    pub every_s: u32,
+    /// When it fires next, in ms since the Unix epoch.
+    pub next_due_ms: u64,
 }
 
 /// A mod's limits, in the units the player writes them in `modhost.toml`.
@@ -211,6 +235,14 @@ impl ModView {
                 latency_series: None,
             })
             .collect();
+        // The server's timers, reached as the mod's own calls reach them (none outside a server).
+        let timers = module
+            .context()
+            .peers
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .map(|peers| peers.realtime.timers.view(id))
+            .unwrap_or_default();
         ModView {
             id: id.to_owned(),
             version: info.map_or_else(|| "?".to_owned(), |i| i.version.clone()),
@@ -236,6 +268,14 @@ impl ModView {
             subscriptions: module.declarations().subscriptions.iter().cloned().collect(),
             functions: module.declarations().functions.iter().cloned().collect(),
             hooks_skipped: module.context().hooks_skipped.load(std::sync::atomic::Ordering::Relaxed),
+            timers_failed: timers.failed,
+            timers_retried: timers.retried,
+            timers_pending: timers.pending,
+            timers: timers
+                .periodic
+                .into_iter()
+                .map(|(name, every_s, next_due_ms)| TimerView { name, every_s, next_due_ms })
+                .collect(),
             config: info.map(|i| i.config.effective.clone()).unwrap_or_default(),
             config_defaults: info.map(|i| i.config.defaults.clone()).unwrap_or_default(),
             config_schema: info.and_then(|i| i.config.schema.clone()),

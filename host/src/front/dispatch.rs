@@ -110,7 +110,11 @@ fn metrics(app: &App) -> Answer {
     Answer {
         status: StatusCode::OK,
         headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
-        body: vec![Part::Literal(Bytes::from(app.metrics.render()))],
+        body: vec![Part::Literal(Bytes::from({
+            let mut text = app.metrics.render();
+            app.realtime.hub.render_metrics(&mut text);
+            text
+        }))],
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! 0. **Boot** (`listen.rs`): the listener is bound before the mods load; a connection that arrives
 //!    meanwhile waits (30 s by default) and is then served, or answered 503 with `Retry-After`.
-//! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 1024 open (fewer under a low
+//! 1. **Accept** (`listen.rs`): a tokio task per connection, at most 4096 open, websockets included (fewer under a low
 //!    open-file limit, `crate::nofile`), handed to hyper at its first byte, tracked so shutdown
 //!    drains them; the 512th request on a connection is answered `Connection: close`; the heap a burst
 //!    of connections freed is given back to the OS when it ends (`reclaim.rs`).

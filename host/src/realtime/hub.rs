@@ -123,11 +123,6 @@ impl Hub {
         }
     }
 
-    /// The hub's bounds and times.
-    pub(crate) fn limits(&self) -> &RealtimeLimits {
-        &self.limits
-    }
-
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -265,6 +260,25 @@ impl Hub {
     /// Sockets open now.
     pub(crate) fn open_sockets(&self) -> usize {
         self.inner().sockets.len()
+    }
+
+    /// The hub's series for `/metrics` (fixed names, no per-session label: a client cannot grow them).
+    pub(crate) fn render_metrics(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let c = &self.counters;
+        let _ = writeln!(out, "# HELP modhost_notifier_sockets Notifier websockets open.");
+        let _ = writeln!(out, "# TYPE modhost_notifier_sockets gauge");
+        let _ = writeln!(out, "modhost_notifier_sockets {}", self.open_sockets());
+        let _ = writeln!(out, "# HELP modhost_notifier_messages_total Pushed messages, by what became of them.");
+        let _ = writeln!(out, "# TYPE modhost_notifier_messages_total counter");
+        for (outcome, n) in [("delivered", &c.delivered), ("queued", &c.queued), ("dropped", &c.dropped)] {
+            let _ = writeln!(out, "modhost_notifier_messages_total{{outcome=\"{outcome}\"}} {}", n.load(Ordering::Relaxed));
+        }
+        let _ = writeln!(out, "# HELP modhost_notifier_closed_total Sockets the server closed or refused, by why.");
+        let _ = writeln!(out, "# TYPE modhost_notifier_closed_total counter");
+        for (why, n) in [("replaced", &c.replaced), ("stalled", &c.stalled), ("refused", &c.refused)] {
+            let _ = writeln!(out, "modhost_notifier_closed_total{{why=\"{why}\"}} {}", n.load(Ordering::Relaxed));
+        }
     }
 
     /// Every session with a socket or a queue (at most `limit`), for the status page.

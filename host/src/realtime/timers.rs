@@ -1,13 +1,683 @@
-//! The mods' timers: one-shot ones they schedule and periodic ones they declare, due times kept in
-//! the store so a timer survives a restart and one that came due while the server was off fires once
-//! at the next start.
+//! The mods' timers: one-shot ones they schedule (`timers.schedule`) and periodic ones they declare
+//! (`declare-realtime`), with their due times in the store so a timer survives a restart and one that
+//! came due while the server was off fires once at the next start.
+//!
+//! Key types: [`Timers`] (the due-time ordered set, the per-mod bounds and counters), [`Due`] (a timer
+//! taken to fire) and [`Outcome`] (what its firing did). This is the engine: it knows the store, not
+//! the mods. The task that sleeps until the next due time and runs each timer in the serving
+//! generation is `crate::scheduler` (it needs the `App` and the sandbox, which import this module).
+//!
+//! # In the store
+//! Each mod's timers live in the namespace `timers.<mod id>`. A mod id is `[a-z0-9_-]` (no dot,
+//! `modhost_mods::ModId`), and grants name mod ids, so no mod can read, write or fill that namespace,
+//! while it still gets a quota of its own (a mod's 1000 pending timers of 64 KiB cannot crowd out
+//! another's) and `modhost store` shows it beside the mod's own.
+//! - `o.<id>`: a pending one-shot. The id is 12 hex digits of its due time (ms since the Unix epoch)
+//!   then 8 of a per-run counter, so loading a mod's timers at start is one `list` (no value read): the
+//!   queue holds only ids and due times, never payloads. The value is a JSON header line
+//!   (`{"name","session","due_ms"}`), a newline, then the payload's bytes as they are.
+//! - `p.<name>`: a periodic timer's next due time (decimal ms). Written when the timer is first seen
+//!   and after each firing, so a restart finds it: past due, it fires once at once (`late-ms` says by
+//!   how much), then every `every-s` from then.
+//!
+//! # What must not break
+//! - At least once: a one-shot's record is written before `schedule` answers, and deleted only after
+//!   its `on-timer` returned (a crash in between fires it again at the next start).
+//! - A timer never overlaps itself: a periodic timer is put back in the queue only when its firing
+//!   finished, its next due time counted from then when it ran past it.
+//! - Every list is bounded: at most [`MAX_PENDING`] one-shots per mod (counted at `schedule`, stored
+//!   ones included), the declared periodic ones (16 per mod, checked at load).
 
-/// The scheduler.
+use crate::session::SessionId;
+use modhost_store::{Store, StoreError};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// One-shot timers one mod may have pending.
+pub(crate) const MAX_PENDING: usize = 1000;
+/// The largest payload a one-shot timer carries.
+pub(crate) const MAX_PAYLOAD: usize = 64 << 10;
+/// The longest delay `schedule` accepts: 30 days.
+pub(crate) const MAX_DELAY_MS: u64 = 30 * 24 * 3600 * 1000;
+/// How long a timer that could not run (its session's lock stayed taken, no instance slot) waits
+/// before it is tried again.
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// The prefix of the host's timer namespaces: a dot no mod id has.
+const NAMESPACE_PREFIX: &str = "timers.";
+
+/// The store namespace of `module`'s timers.
+fn namespace(module: &str) -> String {
+    format!("{NAMESPACE_PREFIX}{module}")
+}
+
+/// Now, in ms since the Unix epoch: due times are wall-clock times, because they outlive the process.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Why `schedule` refused a timer (each becomes the WIT error the comment names).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ScheduleError {
+    /// `invalid`.
+    #[error("timer name `{0}` is not 1-64 characters of [a-z0-9._-]")]
+    BadName(String),
+    /// `invalid`.
+    #[error("`{0}` is not a session id (24 hex digits)")]
+    BadSession(String),
+    /// `too-large`.
+    #[error("a payload of {0} bytes; a timer carries at most {MAX_PAYLOAD}")]
+    Payload(usize),
+    /// `too-large`.
+    #[error("a delay of {0} ms; timers fire at most 30 days ({MAX_DELAY_MS} ms) ahead")]
+    Delay(u64),
+    /// `too-large`.
+    #[error("{MAX_PENDING} one-shot timers are pending already; cancel one or let one fire first")]
+    Pending,
+    /// `too-large`: the store quota of the mod's timer namespace.
+    #[error("the timer could not be stored: {0}")]
+    Quota(String),
+    /// `io`: not scheduled.
+    #[error("the timer could not be stored: {0}")]
+    Io(String),
+}
+
+/// A one-shot timer as stored.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Record {
+    pub(crate) name: String,
+    pub(crate) session: Option<String>,
+    pub(crate) due_ms: u64,
+    #[serde(skip)]
+    pub(crate) payload: Vec<u8>,
+}
+
+impl Record {
+    fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut bytes = serde_json::to_vec(self)?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&self.payload);
+        Ok(bytes)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Record, String> {
+        let newline = bytes.iter().position(|&b| b == b'\n').ok_or("no header line")?;
+        let mut record: Record = serde_json::from_slice(&bytes[..newline]).map_err(|e| e.to_string())?;
+        record.payload = bytes[newline + 1..].to_vec();
+        Ok(record)
+    }
+}
+
+/// Why a one-shot's record could not be had.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordError {
+    /// The store could not be read: tried again.
+    #[error("reading its record: {0}; tried again shortly")]
+    Unreadable(String),
+    /// What is stored is not a record (never written so by this host): dropped.
+    #[error("its stored record is not one ({0}); it is dropped")]
+    Corrupt(String),
+}
+
+impl RecordError {
+    /// What the firing comes to.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match self {
+            RecordError::Unreadable(_) => Outcome::Retry,
+            RecordError::Corrupt(_) => Outcome::Failed,
+        }
+    }
+}
+
+/// A timer taken from the queue to fire.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Due {
+    /// The mod it belongs to.
+    pub(crate) module: String,
+    pub(crate) kind: Kind,
+    /// When it was due (ms since the epoch): a retried one keeps its first due time.
+    pub(crate) due_ms: u64,
+}
+
+/// Which timer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Kind {
+    /// A one-shot, by id.
+    Once(String),
+    /// A periodic one, by name.
+    Every(String),
+}
+
+/// What firing a [`Due`] came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// `on-timer` returned `Ok`.
+    Done,
+    /// It failed (an error value, a trap, its deadline): logged by the caller, counted here; a
+    /// one-shot is then gone, a periodic timer keeps its schedule.
+    Failed,
+    /// It could not run now (its session's lock stayed taken, the server had no room): tried again
+    /// after [`RETRY_AFTER`], counted.
+    Retry,
+    /// Its mod is not serving (left out of a reload, or quarantined): a one-shot is kept, stored,
+    /// until a generation serves the mod again.
+    Park,
+    /// Its record is gone (cancelled while it was taken): nothing to do.
+    Gone,
+}
+
+/// A pending one-shot, in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the queue, at this time.
+    Queued(u64),
+    /// Taken to fire.
+    Running,
+    /// Waiting for its mod to serve again.
+    Parked,
+}
+
+#[derive(Debug)]
+struct Once {
+    due_ms: u64,
+    place: Place,
+}
+
+/// A periodic timer of a serving mod.
+#[derive(Debug)]
+struct Every {
+    every_s: u32,
+    /// The due time of its next firing (while running: of this one); a retry keeps it.
+    due_ms: u64,
+    /// When it is queued for (its due time, or a retry's time).
+    at_ms: u64,
+    running: bool,
+}
+
+/// One mod's timers and counters.
 #[derive(Debug, Default)]
-pub(crate) struct Timers {}
+struct ModTimers {
+    /// Whether its stored one-shots were read into memory (at the scheduler's start, or at its first
+    /// `schedule`/`cancel` before that): until then `once` may miss some and the count with it.
+    loaded: bool,
+    once: HashMap<String, Once>,
+    /// `schedule` calls between their count and their commit, counted against [`MAX_PENDING`].
+    reserved: usize,
+    every: HashMap<String, Every>,
+    failed: u64,
+    retried: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Every queued timer, by due time: the scheduler sleeps until the first.
+    queue: BTreeSet<(u64, Due)>,
+    mods: HashMap<String, ModTimers>,
+}
+
+/// What `/modhost/mods` shows of one mod's timers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModTimerView {
+    pub(crate) failed: u64,
+    pub(crate) retried: u64,
+    pub(crate) pending: usize,
+    /// Its periodic timers: (name, every-s, next due in ms since the epoch).
+    pub(crate) periodic: Vec<(String, u32, u64)>,
+}
+
+/// The server's timers (one set shared by every generation).
+#[derive(Debug, Default)]
+pub(crate) struct Timers {
+    /// A std mutex, held only to read or change the maps, never across an await or a store call.
+    state: Mutex<State>,
+    /// Wakes the scheduler: a timer was queued that may be due sooner than the one it sleeps for,
+    /// or the serving generation changed.
+    pub(crate) wake: tokio::sync::Notify,
+    /// The serving generation changed: the periodic timers are reconciled with its mods.
+    reloaded: AtomicBool,
+    /// The per-run counter of one-shot ids.
+    next_id: AtomicU64,
+}
+
+fn store_error(e: StoreError) -> String {
+    e.to_string()
+}
+
+/// Runs a store call on the blocking pool (SQLite blocks, and the caller is an async worker).
+async fn blocking<R: Send + 'static>(
+    store: &Arc<Store>,
+    f: impl FnOnce(&Store) -> Result<R, StoreError> + Send + 'static,
+) -> Result<R, StoreError> {
+    let store = store.clone();
+    match tokio::task::spawn_blocking(move || f(&store)).await {
+        Ok(result) => result,
+        Err(e) => Err(StoreError::Io { op: "timers", key: String::new(), reason: e.to_string() }),
+    }
+}
 
 impl Timers {
     pub(crate) fn new() -> Timers {
-        Timers {}
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        // Ids are unique by their due time's ms and this counter; a random start keeps two runs
+        // within one ms apart in practice, and an id already stored is never taken (below).
+        Timers { next_id: AtomicU64::new(u64::from(nanos) ^ u64::from(std::process::id())), ..Timers::default() }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks the serving generation as changed and wakes the scheduler (`App::reload`).
+    pub(crate) fn reloaded(&self) {
+        self.reloaded.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Whether the serving generation changed since the last call.
+    pub(crate) fn take_reloaded(&self) -> bool {
+        self.reloaded.swap(false, Ordering::AcqRel)
+    }
+
+    /// Reads `module`'s stored one-shots into the queue, once.
+    async fn ensure_loaded(&self, store: &Arc<Store>, module: &str) -> Result<(), StoreError> {
+        if self.state().mods.get(module).is_some_and(|m| m.loaded) {
+            return Ok(());
+        }
+        let ns = namespace(module);
+        let keys = blocking(store, move |s| s.list(&ns, "o.")).await?;
+        let mut state = self.state();
+        let State { queue, mods } = &mut *state;
+        let timers = mods.entry(module.to_owned()).or_default();
+        if timers.loaded {
+            return Ok(());
+        }
+        for key in keys {
+            let Some(id) = key.strip_prefix("o.") else { continue };
+            let Some(due_ms) = due_of_id(id) else {
+                tracing::warn!("mod {module}: stored timer `{key}` has no due time in its id; left as it is");
+                continue;
+            };
+            // `schedule` may have queued it already (between the list and here): keep that one.
+            timers.once.entry(id.to_owned()).or_insert_with(|| {
+                queue.insert((due_ms, Due { module: module.to_owned(), kind: Kind::Once(id.to_owned()), due_ms }));
+                Once { due_ms, place: Place::Queued(due_ms) }
+            });
+        }
+        timers.loaded = true;
+        Ok(())
+    }
+
+    /// Reads every mod's stored one-shots (at the scheduler's start), whether it is loaded or not: a
+    /// mod that is not serving has its timers parked at their due time until it is.
+    pub(crate) async fn load_stored(&self, store: &Arc<Store>) -> Result<(), StoreError> {
+        let namespaces = blocking(store, |s| s.namespaces()).await?;
+        for ns in namespaces {
+            if let Some(module) = ns.strip_prefix(NAMESPACE_PREFIX) {
+                self.ensure_loaded(store, module).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Schedules a one-shot for `module` (see the WIT's `timers.schedule`); answers its id once its
+    /// record is committed.
+    pub(crate) async fn schedule(
+        &self,
+        store: &Arc<Store>,
+        module: &str,
+        name: String,
+        delay_ms: u64,
+        session: Option<String>,
+        payload: Vec<u8>,
+    ) -> Result<String, ScheduleError> {
+        modhost_mods::check_timer_name(&name).map_err(|_| ScheduleError::BadName(shown(&name)))?;
+        let session = match session {
+            Some(s) => {
+                Some(SessionId::parse(&s).map_err(|_| ScheduleError::BadSession(shown(&s)))?.as_str().to_owned())
+            }
+            None => None,
+        };
+        if payload.len() > MAX_PAYLOAD {
+            return Err(ScheduleError::Payload(payload.len()));
+        }
+        if delay_ms > MAX_DELAY_MS {
+            return Err(ScheduleError::Delay(delay_ms));
+        }
+        self.ensure_loaded(store, module).await.map_err(|e| ScheduleError::Io(store_error(e)))?;
+        let due_ms = now_ms().saturating_add(delay_ms);
+        let id = {
+            let mut state = self.state();
+            let timers = state.mods.entry(module.to_owned()).or_default();
+            if timers.once.len() + timers.reserved >= MAX_PENDING {
+                return Err(ScheduleError::Pending);
+            }
+            timers.reserved += 1;
+            loop {
+                let n = self.next_id.fetch_add(1, Ordering::Relaxed) as u32;
+                let id = format!("{:012x}{n:08x}", due_ms & 0xffff_ffff_ffff);
+                if !timers.once.contains_key(&id) {
+                    break id;
+                }
+            }
+        };
+        let record = Record { name, session, due_ms, payload };
+        let written = match record.encode() {
+            Ok(bytes) => {
+                let (ns, key) = (namespace(module), format!("o.{id}"));
+                blocking(store, move |s| s.set(&ns, &key, &bytes)).await.map_err(|e| match e {
+                    StoreError::Quota { .. } => ScheduleError::Quota(e.to_string()),
+                    e => ScheduleError::Io(e.to_string()),
+                })
+            }
+            Err(e) => Err(ScheduleError::Io(e.to_string())),
+        };
+        let mut state = self.state();
+        let State { queue, mods } = &mut *state;
+        let timers = mods.entry(module.to_owned()).or_default();
+        timers.reserved = timers.reserved.saturating_sub(1);
+        written?;
+        timers.once.insert(id.clone(), Once { due_ms, place: Place::Queued(due_ms) });
+        queue.insert((due_ms, Due { module: module.to_owned(), kind: Kind::Once(id.clone()), due_ms }));
+        drop(state);
+        self.wake.notify_one();
+        Ok(id)
+    }
+
+    /// Cancels `module`'s one-shot `id`; answers whether it was pending. A timer already firing is
+    /// not stopped, but its record is gone, so it is not fired again after a restart.
+    pub(crate) async fn cancel(&self, store: &Arc<Store>, module: &str, id: &str) -> Result<bool, String> {
+        // An id this module never answered names nothing (and may not even be a valid key).
+        if due_of_id(id).is_none() {
+            return Ok(false);
+        }
+        self.ensure_loaded(store, module).await.map_err(store_error)?;
+        let in_memory = {
+            let mut state = self.state();
+            let State { queue, mods } = &mut *state;
+            let timers = mods.entry(module.to_owned()).or_default();
+            match timers.once.remove(id) {
+                Some(once) => {
+                    if let Place::Queued(at) = once.place {
+                        let due =
+                            Due { module: module.to_owned(), kind: Kind::Once(id.to_owned()), due_ms: once.due_ms };
+                        queue.remove(&(at, due));
+                    }
+                    true
+                }
+                None => false,
+            }
+        };
+        let (ns, key) = (namespace(module), format!("o.{id}"));
+        let stored = blocking(store, move |s| s.delete(&ns, &key)).await.map_err(store_error)?;
+        Ok(in_memory || stored)
+    }
+
+    /// Reconciles the periodic timers with the serving generation's mods (`serving`: each mod's id and
+    /// its declared periodic timers), and queues the parked one-shots of the mods that serve again. A
+    /// timer new to the queue starts from its stored next due time (past it: due now, late), or, never
+    /// seen, one period from now (stored at once, so a restart before its first firing keeps it).
+    pub(crate) async fn sync(&self, store: &Arc<Store>, serving: &[(String, Vec<(String, u32)>)]) {
+        let now = now_ms();
+        // Which periodic timers are new: read their stored due times outside the lock.
+        let new: Vec<(String, String, u32)> = {
+            let state = self.state();
+            serving
+                .iter()
+                .flat_map(|(module, periodic)| periodic.iter().map(move |(name, every)| (module, name, *every)))
+                .filter(|(module, name, _)| state.mods.get(*module).is_none_or(|m| !m.every.contains_key(*name)))
+                .map(|(module, name, every)| (module.clone(), name.clone(), every))
+                .collect()
+        };
+        let mut starts = Vec::with_capacity(new.len());
+        for (module, name, every_s) in new {
+            let (ns, key) = (namespace(&module), format!("p.{name}"));
+            let stored = blocking(store, move |s| s.get(&ns, &key)).await;
+            let due_ms = match stored {
+                Ok(Some(text)) => std::str::from_utf8(&text).ok().and_then(|t| t.trim().parse::<u64>().ok()),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!("mod {module}: reading timer {name}'s next due time: {e}; starting it afresh");
+                    None
+                }
+            };
+            let due_ms = match due_ms {
+                Some(due) => due,
+                None => {
+                    let due = now.saturating_add(u64::from(every_s) * 1000);
+                    self.store_next(store, &module, &name, due).await;
+                    due
+                }
+            };
+            starts.push((module, name, every_s, due_ms));
+        }
+        let mut state = self.state();
+        let State { queue, mods } = &mut *state;
+        // Periodic timers no serving mod declares any more leave the queue (their next due time stays
+        // stored for when the mod is back); a running one is not put back when it finishes.
+        for (module, timers) in mods.iter_mut() {
+            let declared = serving.iter().find(|(m, _)| m == module).map(|(_, p)| p.as_slice()).unwrap_or(&[]);
+            timers.every.retain(|name, every| {
+                let Some((_, every_s)) = declared.iter().find(|(n, _)| n == name) else {
+                    if !every.running {
+                        let due = Due { module: module.clone(), kind: Kind::Every(name.clone()), due_ms: every.due_ms };
+                        queue.remove(&(every.at_ms, due));
+                    }
+                    return false;
+                };
+                // A changed period applies from its next firing.
+                every.every_s = *every_s;
+                true
+            });
+        }
+        for (module, name, every_s, due_ms) in starts {
+            let timers = mods.entry(module.clone()).or_default();
+            if timers.every.contains_key(&name) {
+                continue;
+            }
+            timers.every.insert(name.clone(), Every { every_s, due_ms, at_ms: due_ms, running: false });
+            queue.insert((due_ms, Due { module, kind: Kind::Every(name), due_ms }));
+        }
+        for (module, _) in serving {
+            let Some(timers) = mods.get_mut(module) else { continue };
+            for (id, once) in timers.once.iter_mut().filter(|(_, o)| o.place == Place::Parked) {
+                once.place = Place::Queued(once.due_ms);
+                queue.insert((
+                    once.due_ms,
+                    Due { module: module.clone(), kind: Kind::Once(id.clone()), due_ms: once.due_ms },
+                ));
+            }
+        }
+    }
+
+    async fn store_next(&self, store: &Arc<Store>, module: &str, name: &str, due_ms: u64) {
+        let (ns, key) = (namespace(module), format!("p.{name}"));
+        if let Err(e) = blocking(store, move |s| s.set(&ns, &key, due_ms.to_string().as_bytes())).await {
+            // The schedule goes on in memory; a restart before the next write repeats or skips a firing.
+            tracing::warn!("mod {module}: storing timer {name}'s next due time: {e}");
+        }
+    }
+
+    /// When the first queued timer is due (ms since the epoch).
+    pub(crate) fn next_due(&self) -> Option<u64> {
+        self.state().queue.first().map(|(at, _)| *at)
+    }
+
+    /// Takes up to `limit` timers due by `now` out of the queue, marked running.
+    pub(crate) fn take_due(&self, now: u64, limit: usize) -> Vec<Due> {
+        let mut state = self.state();
+        let mut taken = Vec::new();
+        while taken.len() < limit {
+            match state.queue.first() {
+                Some((at, _)) if *at <= now => {}
+                _ => break,
+            }
+            let Some((_, due)) = state.queue.pop_first() else { break };
+            let Some(timers) = state.mods.get_mut(&due.module) else { continue };
+            match &due.kind {
+                Kind::Once(id) => match timers.once.get_mut(id) {
+                    Some(once) => once.place = Place::Running,
+                    None => continue,
+                },
+                Kind::Every(name) => match timers.every.get_mut(name) {
+                    Some(every) => every.running = true,
+                    None => continue,
+                },
+            }
+            taken.push(due);
+        }
+        taken
+    }
+
+    /// A one-shot's stored record, `None` when it is gone (cancelled).
+    pub(crate) async fn record(&self, store: &Arc<Store>, due: &Due, id: &str) -> Result<Option<Record>, RecordError> {
+        let (ns, key) = (namespace(&due.module), format!("o.{id}"));
+        let read = blocking(store, move |s| s.get(&ns, &key)).await;
+        let Some(bytes) = read.map_err(|e| RecordError::Unreadable(e.to_string()))? else { return Ok(None) };
+        Record::decode(&bytes).map(Some).map_err(RecordError::Corrupt)
+    }
+
+    /// Ends a firing: counts it, deletes a fired one-shot's record, stores a periodic timer's next due
+    /// time, or puts the timer back in the queue (a retry) or aside (parked).
+    pub(crate) async fn finish(&self, store: &Arc<Store>, due: &Due, outcome: Outcome) {
+        let now = now_ms();
+        {
+            let mut state = self.state();
+            let timers = state.mods.entry(due.module.clone()).or_default();
+            match outcome {
+                Outcome::Failed => timers.failed += 1,
+                Outcome::Retry => timers.retried += 1,
+                Outcome::Done | Outcome::Park | Outcome::Gone => {}
+            }
+        }
+        match &due.kind {
+            Kind::Once(id) => {
+                let gone = matches!(outcome, Outcome::Done | Outcome::Failed | Outcome::Gone);
+                if gone {
+                    // After the call returned, not before: at least once.
+                    let (ns, key) = (namespace(&due.module), format!("o.{id}"));
+                    if let Err(e) = blocking(store, move |s| s.delete(&ns, &key)).await {
+                        tracing::warn!(
+                            "mod {}: deleting fired timer {id}: {e}; it fires again after a restart",
+                            due.module
+                        );
+                    }
+                }
+                let mut state = self.state();
+                let State { queue, mods } = &mut *state;
+                let Some(timers) = mods.get_mut(&due.module) else { return };
+                if gone {
+                    timers.once.remove(id);
+                    return;
+                }
+                // Cancelled meanwhile: nothing to put back.
+                let Some(once) = timers.once.get_mut(id) else { return };
+                if outcome == Outcome::Park {
+                    once.place = Place::Parked;
+                } else {
+                    let at = now.saturating_add(RETRY_AFTER.as_millis() as u64);
+                    once.place = Place::Queued(at);
+                    queue.insert((at, due.clone()));
+                }
+            }
+            Kind::Every(name) => {
+                let next = {
+                    let mut state = self.state();
+                    let State { queue, mods } = &mut *state;
+                    let Some(every) = mods.get_mut(&due.module).and_then(|t| t.every.get_mut(name)) else { return };
+                    every.running = false;
+                    let next = match outcome {
+                        Outcome::Retry => now.saturating_add(RETRY_AFTER.as_millis() as u64),
+                        // Parked: its mod is gone from the serving generation; the next `sync` drops
+                        // it or keeps it, and its schedule goes on meanwhile.
+                        _ => {
+                            let period = u64::from(every.every_s) * 1000;
+                            // Behind (a catch-up, or a firing longer than its period): one period from
+                            // now, never a burst of the firings missed.
+                            let next = due.due_ms.saturating_add(period);
+                            if next > now { next } else { now.saturating_add(period) }
+                        }
+                    };
+                    let retry_keeps_due = outcome == Outcome::Retry;
+                    let due_ms = if retry_keeps_due { due.due_ms } else { next };
+                    every.due_ms = due_ms;
+                    every.at_ms = next;
+                    queue.insert((next, Due { module: due.module.clone(), kind: Kind::Every(name.clone()), due_ms }));
+                    (!retry_keeps_due).then_some(next)
+                };
+                if let Some(next) = next {
+                    self.store_next(store, &due.module, name, next).await;
+                }
+            }
+        }
+        self.wake.notify_one();
+    }
+
+    /// What `/modhost/mods` shows of `module`'s timers.
+    pub(crate) fn view(&self, module: &str) -> ModTimerView {
+        let state = self.state();
+        let Some(timers) = state.mods.get(module) else { return ModTimerView::default() };
+        let mut periodic: Vec<(String, u32, u64)> =
+            timers.every.iter().map(|(name, e)| (name.clone(), e.every_s, e.at_ms)).collect();
+        periodic.sort();
+        ModTimerView { failed: timers.failed, retried: timers.retried, pending: timers.once.len(), periodic }
+    }
+}
+
+/// A one-shot's due time, from its id (`<12 hex digits of due ms><8 hex digits>`); `None` for what
+/// is not such an id.
+fn due_of_id(id: &str) -> Option<u64> {
+    if id.len() != 20 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return None;
+    }
+    u64::from_str_radix(&id[..12], 16).ok()
+}
+
+/// A name or session a mod sent, cut for a message.
+fn shown(text: &str) -> String {
+    text.chars().take(64).flat_map(char::escape_default).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_keeps_its_payload_bytes_as_they_are_and_an_id_its_due_time() {
+        let record = Record { name: "n".into(), session: None, due_ms: 5, payload: b"a\nb\0".to_vec() };
+        assert_eq!(Record::decode(&record.encode().unwrap()).unwrap(), record);
+        assert!(Record::decode(b"no header").is_err());
+        assert_eq!(due_of_id("00000000007b00000001"), Some(123));
+        for bad in ["", "00000000007b0000000", "00000000007B00000001", "../../../../../../..", "00000000007b0000000g"] {
+            assert_eq!(due_of_id(bad), None, "{bad}");
+        }
+    }
+
+    fn due(module: &str, name: &str, due_ms: u64) -> Due {
+        Due { module: module.into(), kind: Kind::Every(name.into()), due_ms }
+    }
+
+    #[tokio::test]
+    async fn a_periodic_timer_behind_its_schedule_fires_once_then_one_period_from_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
+        let now = now_ms();
+        // Stored as due 10 periods ago: the server was off.
+        store.set("timers.m", "p.tick", (now - 10_000).to_string().as_bytes()).unwrap();
+        let timers = Timers::new();
+        timers.sync(&store, &[("m".into(), vec![("tick".into(), 1)])]).await;
+        let taken = timers.take_due(now_ms(), 16);
+        assert_eq!(taken, vec![due("m", "tick", now - 10_000)], "due at once, with its old due time");
+        assert!(timers.take_due(now_ms(), 16).is_empty(), "never twice at once");
+        timers.finish(&store, &taken[0], Outcome::Done).await;
+        let next = timers.next_due().unwrap();
+        assert!(next >= now + 1000 && next <= now_ms() + 1000, "one period from now: {next} vs {now}");
+        assert!(timers.take_due(now_ms(), 16).is_empty(), "not a burst of the missed firings");
+        let stored: u64 =
+            std::str::from_utf8(&store.get("timers.m", "p.tick").unwrap().unwrap()).unwrap().parse().unwrap();
+        assert_eq!(stored, next, "the next due time is stored");
+        // The mod no longer declares it: it leaves the queue.
+        timers.sync(&store, &[("m".into(), vec![])]).await;
+        assert_eq!(timers.next_due(), None);
     }
 }

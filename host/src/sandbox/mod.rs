@@ -34,7 +34,7 @@ mod store;
 mod timers;
 
 pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
-pub(crate) use bindings::full::exports::modhost::plugin::realtime::{AcceptVerdict, Message as SocketMessage};
+pub(crate) use bindings::full::exports::modhost::plugin::realtime::{AcceptVerdict, Fired, Message as SocketMessage};
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
 pub(crate) use budget::{MemoryBudget, ModUsage};
 pub use command::CommandExit;

@@ -71,6 +71,8 @@ pub(crate) enum Step {
     Call(String),
     /// `accept`, `on-message` or `on-close`, on this socket route.
     Socket(String),
+    /// `on-timer`, of this timer.
+    Timer(String),
 }
 
 /// One call on the chain's stack.
@@ -90,6 +92,7 @@ impl std::fmt::Display for Frame {
             Step::Event(topic) => write!(f, "{m} hearing {topic}"),
             Step::Call(function) => write!(f, "{m}.{function}"),
             Step::Socket(route) => write!(f, "{m} on socket {route}"),
+            Step::Timer(name) => write!(f, "{m}'s timer {name}"),
         }
     }
 }

@@ -1,20 +1,41 @@
-//! The host side of the WIT `timers` interface: one-shot timers a mod schedules and cancels.
+//! The host side of the WIT `timers` interface: one-shot timers a mod schedules and cancels. Thin:
+//! the checks, the bounds and the store live in `realtime::timers`; this converts its errors into
+//! WIT errors naming the mod.
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::CallState;
+use crate::realtime::timers::ScheduleError;
 
 impl plugin::timers::Host for CallState {
     async fn schedule(
         &mut self,
-        _name: String,
-        _delay_ms: u64,
-        _session: Option<String>,
-        _payload: Vec<u8>,
+        name: String,
+        delay_ms: u64,
+        session: Option<String>,
+        payload: Vec<u8>,
     ) -> Result<String, Error> {
-        Err(Error::Failed(format!("mod {}: timers are not available", self.cx.id)))
+        let id = self.cx.id.clone();
+        // Outside a server (`modhost test-runner`) nothing would ever fire it.
+        let Some(peers) = self.cx.peers.get().and_then(std::sync::Weak::upgrade) else {
+            return Err(Error::Failed(format!("mod {id}: timers run only in a server")));
+        };
+        let timers = &peers.realtime.timers;
+        timers.schedule(&self.cx.store, &id, name, delay_ms, session, payload).await.map_err(|e| {
+            let message = format!("mod {id}: {e}");
+            match e {
+                ScheduleError::BadName(_) | ScheduleError::BadSession(_) => Error::Invalid(message),
+                ScheduleError::Payload(_)
+                | ScheduleError::Delay(_)
+                | ScheduleError::Pending
+                | ScheduleError::Quota(_) => Error::TooLarge(message),
+                ScheduleError::Io(_) => Error::Io(message),
+            }
+        })
     }
 
-    async fn cancel(&mut self, _id: String) -> Result<bool, Error> {
-        Ok(false)
+    async fn cancel(&mut self, timer: String) -> Result<bool, Error> {
+        let id = self.cx.id.clone();
+        let Some(peers) = self.cx.peers.get().and_then(std::sync::Weak::upgrade) else { return Ok(false) };
+        peers.realtime.timers.cancel(&self.cx.store, &id, &timer).await.map_err(|e| Error::Io(format!("mod {id}: {e}")))
     }
 }

@@ -80,6 +80,7 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         left -= units;
     }
     doc.commit()?;
+    crate::notify::gift(session, &gift.tpl, gift.count);
     Ok(json!({ "ids": ids }))
 }
 

@@ -8,7 +8,9 @@
 //! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
 //! not the profile's size; the client still reads SPT's shape. Other mods reach it through
 //! `gifts.rs`: the function `give-item`, and the events it emits (`profile.created`,
-//! `profile.selected`, `items.moved`, `trade.done`; `docs/mods-together.md`).
+//! `profile.selected`, `items.moved`, `trade.done`; `docs/mods-together.md`). It tells the client
+//! through the notifier (`notify.rs`): its channel, and a chat message when a gift or a purchase
+//! arrives (`docs/realtime.md`).
 
 mod actions;
 mod doc;
@@ -16,6 +18,7 @@ mod gifts;
 mod input;
 mod inventory;
 mod moving;
+mod notify;
 mod profile;
 mod shape;
 mod trading;
@@ -28,6 +31,7 @@ fn router() -> Router {
         .route("/client/game/config", game_config)
         .route("/client/game/start", game_start)
         .route("/client/game/keepalive", keepalive)
+        .route("/client/notifier/channel/create", notify::channel)
         .route("/client/game/profile/list", profile::list)
         .route("/client/game/profile/create", profile::create)
         .route("/client/game/profile/select", profile::select)
@@ -72,7 +76,7 @@ fn launcher_ping(_: &Request) -> Result<Response> {
     Ok(Response::json(&serde_json::json!({"ok": true, "pong": true})))
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 

@@ -128,5 +128,10 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
         let done =
             json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
         crate::gifts::announce("trade.done", &done);
+        if trade["type"] == "buy_from_trader"
+            && let Some(trader) = trade["tid"].as_str()
+        {
+            crate::notify::trade(session, trader);
+        }
     }
 }

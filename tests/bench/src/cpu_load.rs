@@ -244,8 +244,8 @@ async fn drive(port: u16, request: &[u8], stop: &AtomicBool, count: &AtomicU64) 
 }
 
 /// Reads one answer (head and `Content-Length` body) into `buf` and answers whether the server will
-/// close and where in `buf` the body is.
-async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> anyhow::Result<(bool, std::ops::Range<usize>)> {
+/// close and where in `buf` the body is. A status other than 200 is an error.
+pub async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> anyhow::Result<(bool, std::ops::Range<usize>)> {
     let head_end = loop {
         if let Some(end) = memchr::memmem::find(buf, b"\r\n\r\n") {
             break end + 4;

@@ -15,12 +15,14 @@ mod hello;
 mod hostile;
 mod inventory;
 mod lifecycle;
+mod notifier;
 mod observe;
 mod polyglot;
 mod routing;
 mod sessions;
 mod sockets;
 mod store;
+mod timers;
 mod together;
 mod wire;
 

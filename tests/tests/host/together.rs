@@ -269,8 +269,9 @@ async fn calls_need_their_grant_and_a_call_cycle_is_refused_while_the_callee_see
     server.stop().await.unwrap();
 }
 
-#[tokio::test]
-async fn the_game_gives_an_item_to_a_new_player_through_the_welcome_pack_example() {
+/// The built-in game with the welcome-pack example (`wasm`: its component) installed as the
+/// example ships it: its manifest, config and schema.
+pub(crate) async fn welcome_pack_server(wasm: &str) -> TestServer {
     let builder = TestServer::builder().config(|c| c.builtin_mods = true);
     let manifest =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/welcome-pack/mod.toml")).unwrap();
@@ -285,8 +286,13 @@ async fn the_game_gives_an_item_to_a_new_player_through_the_welcome_pack_example
         .filter(|l| !l.starts_with("id =") && !l.starts_with("version ="))
         .collect::<Vec<_>>()
         .join("\n");
-    let server = builder.with_mod("welcome-pack", guests::WELCOME_PACK, &extra).start().await.unwrap();
+    let server = builder.with_mod("welcome-pack", wasm, &extra).start().await.unwrap();
     loaded(&server);
+    server
+}
+
+/// A new player gets the welcome pack's gift; a blocked nickname is refused by its hook.
+async fn the_welcome_pack_works(server: &TestServer) {
     let create = br#"{"nickname": "Newcomer", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
     let reply = send(server.addr, &Call::post("/client/game/profile/create", create).session(SESSION)).await.unwrap();
     assert_eq!(reply.json()["err"], 0, "{}", reply.text());
@@ -304,6 +310,22 @@ async fn the_game_gives_an_item_to_a_new_player_through_the_welcome_pack_example
     let blocked = br#"{"nickname": "Admin", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
     let reply = send(server.addr, &Call::post("/client/game/profile/create", blocked).session(other)).await.unwrap();
     assert_eq!(reply.json()["err"], 256, "{}", reply.text());
+}
+
+#[tokio::test]
+async fn the_game_gives_an_item_to_a_new_player_through_the_welcome_pack_example() {
+    let server = welcome_pack_server(guests::WELCOME_PACK).await;
+    the_welcome_pack_works(&server).await;
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_full_world_component_built_for_api_0_1_1_keeps_its_hooks_events_and_calls() {
+    // The welcome pack as built before API 0.1.2 added `realtime`: its `guest` export (0.1.1) is
+    // found, and it declares no realtime work.
+    let wasm = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/compat/welcome-pack-0.1.1/welcome_pack.wasm");
+    let server = welcome_pack_server(wasm).await;
+    the_welcome_pack_works(&server).await;
     server.stop().await.unwrap();
 }
 

@@ -1,0 +1,174 @@
+//! The task that fires the mods' timers: it sleeps until the first due time `realtime::timers`
+//! holds, then runs each due timer in the serving generation, one tokio task per firing.
+//!
+//! Key type: [`Scheduler`], started by `Server::run` once the first generation serves and stopped
+//! (and awaited) when the server stops, before the store is released: every firing holds the `App`.
+//!
+//! A firing looks its mod up in the generation serving at that moment, so after a reload it runs the
+//! new generation's mod; a mod that is no longer loaded (or is quarantined) has its one-shots parked,
+//! still stored, until a generation serves it again. A timer naming a session runs under that
+//! session's lock, taken with the request's own timeout: one that stays taken puts the timer back for
+//! a retry (counted), never a firing without the lock. What must not break: the lock guard is dropped
+//! before the store is written, and no firing outlives [`Scheduler::stop`].
+
+use crate::app::App;
+use crate::realtime::timers::{Due, Kind, Outcome, now_ms};
+use crate::sandbox::{CallError, Chain, Fired, Step};
+use crate::session::SessionId;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Timers firing at once, server-wide: each holds an instance slot while it runs, and a burst of due
+/// timers (a restart after a long downtime) must not take every slot from the requests.
+const MAX_FIRING: usize = 64;
+
+/// How long a stopping server waits for the firings still running before it drops them (a dropped
+/// one-shot fires again at the next start: its record is deleted only after its call returned).
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// The scheduler's task.
+#[derive(Debug)]
+pub(crate) struct Scheduler {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+/// Starts the scheduler of `app`'s timers: its stored one-shots are read, the serving mods' periodic
+/// timers queued.
+pub(crate) fn start(app: Arc<App>) -> Scheduler {
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    Scheduler { stop, task: tokio::spawn(run(app, stopping)) }
+}
+
+impl Scheduler {
+    /// Stops it and waits until no firing holds the app.
+    pub(crate) async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn run(app: Arc<App>, mut stopping: tokio::sync::watch::Receiver<bool>) {
+    let timers = &app.realtime.timers;
+    if let Err(e) = timers.load_stored(&app.store).await {
+        tracing::warn!(
+            "timers: reading the stored one-shot timers: {e}; those not read fire once their mod schedules or cancels one"
+        );
+    }
+    sync(&app).await;
+    let mut firing = JoinSet::new();
+    loop {
+        if timers.take_reloaded() {
+            sync(&app).await;
+        }
+        for due in timers.take_due(now_ms(), MAX_FIRING.saturating_sub(firing.len())) {
+            firing.spawn(fire(app.clone(), due));
+        }
+        // Full: only a firing's end makes room. Otherwise until the first due time, or a wake-up
+        // (a timer queued sooner, a reload).
+        let sleep = match timers.next_due() {
+            Some(at) if firing.len() < MAX_FIRING => Duration::from_millis(at.saturating_sub(now_ms())),
+            _ => Duration::from_secs(3600),
+        };
+        tokio::select! {
+            () = tokio::time::sleep(sleep) => {}
+            () = timers.wake.notified() => {}
+            Some(_) = firing.join_next(), if !firing.is_empty() => {}
+            _ = stopping.changed() => break,
+        }
+    }
+    let all = async { while firing.join_next().await.is_some() {} };
+    if tokio::time::timeout(STOP_WAIT, all).await.is_err() {
+        tracing::warn!(
+            "timers: stopping: some timers did not finish in time; their one-shots fire again at the next start"
+        );
+        firing.abort_all();
+        while firing.join_next().await.is_some() {}
+    }
+}
+
+/// Reconciles the periodic timers with the serving generation.
+async fn sync(app: &App) {
+    let generation = app.generation();
+    let serving: Vec<(String, Vec<(String, u32)>)> = generation
+        .mods
+        .iter()
+        .map(|m| {
+            let mut periodic: Vec<(String, u32)> = Vec::new();
+            for timer in &m.realtime_declarations().timers {
+                // One timer per name: the first declared.
+                if !periodic.iter().any(|(name, _)| *name == timer.name) {
+                    periodic.push((timer.name.clone(), timer.every_s));
+                }
+            }
+            (m.id().to_owned(), periodic)
+        })
+        .collect();
+    app.realtime.timers.sync(&app.store, &serving).await;
+}
+
+async fn fire(app: Arc<App>, due: Due) {
+    let outcome = run_one(&app, &due).await;
+    app.realtime.timers.finish(&app.store, &due, outcome).await;
+}
+
+/// Runs one timer; the session lock it took is released when this returns.
+async fn run_one(app: &App, due: &Due) -> Outcome {
+    let generation = app.generation();
+    let Some(module) = generation.mods.iter().find(|m| m.id() == due.module).cloned() else { return Outcome::Park };
+    drop(generation);
+    if module.quarantined().is_some() {
+        return Outcome::Park;
+    }
+    let (name, id, session, payload) = match &due.kind {
+        Kind::Once(id) => match app.realtime.timers.record(&app.store, due, id).await {
+            Ok(Some(record)) => (record.name, Some(id.clone()), record.session, record.payload),
+            Ok(None) => return Outcome::Gone,
+            Err(e) => {
+                tracing::warn!("mod {}: timer {id}: {e}", due.module);
+                return e.outcome();
+            }
+        },
+        Kind::Every(name) => (name.clone(), None, None, Vec::new()),
+    };
+    let session_id = match session.as_deref().map(SessionId::parse) {
+        None => None,
+        Some(Ok(id)) => Some(id),
+        Some(Err(e)) => {
+            tracing::warn!("mod {}: timer {name}: its stored session: {e}", due.module);
+            return Outcome::Failed;
+        }
+    };
+    let _guard = match session_id {
+        None => None,
+        Some(id) => match app.sessions.lock(id, app.config.session_lock_timeout).await {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                tracing::warn!(
+                    "mod {}: timer {name} for session {}: {e} within {} ms; tried again in {} ms",
+                    due.module,
+                    id.as_str(),
+                    app.config.session_lock_timeout.as_millis(),
+                    crate::realtime::timers::RETRY_AFTER.as_millis()
+                );
+                return Outcome::Retry;
+            }
+        },
+    };
+    let late_ms = now_ms().saturating_sub(due.due_ms);
+    let fired = Fired { name: name.clone(), id, session, payload, due_ms: due.due_ms, late_ms };
+    let chain = Chain::root(&module.context_arc().id, Step::Timer(name.clone()), session_id);
+    match module.on_timer(&fired, chain).await {
+        Ok(()) => Outcome::Done,
+        Err(CallError::Busy(e)) => {
+            tracing::warn!("mod {}: timer {name} could not run: {e}; tried again shortly", due.module);
+            Outcome::Retry
+        }
+        Err(CallError::Quarantined(_)) => Outcome::Park,
+        Err(e) => {
+            tracing::warn!("mod {}: timer {name} failed: {e}", due.module);
+            Outcome::Failed
+        }
+    }
+}
