@@ -272,7 +272,8 @@ impl Hub {
         let _ = writeln!(out, "# HELP modhost_notifier_messages_total Pushed messages, by what became of them.");
         let _ = writeln!(out, "# TYPE modhost_notifier_messages_total counter");
         for (outcome, n) in [("delivered", &c.delivered), ("queued", &c.queued), ("dropped", &c.dropped)] {
-            let _ = writeln!(out, "modhost_notifier_messages_total{{outcome=\"{outcome}\"}} {}", n.load(Ordering::Relaxed));
+            let _ =
+                writeln!(out, "modhost_notifier_messages_total{{outcome=\"{outcome}\"}} {}", n.load(Ordering::Relaxed));
         }
         let _ = writeln!(out, "# HELP modhost_notifier_closed_total Sockets the server closed or refused, by why.");
         let _ = writeln!(out, "# TYPE modhost_notifier_closed_total counter");
