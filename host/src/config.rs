@@ -44,6 +44,9 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
     /// The notifier's and mods' sockets' bounds and times.
     pub realtime: crate::realtime::RealtimeLimits,
+    /// Connections open at once, websockets included: at most this, and fewer under a low open-file
+    /// limit (`nofile.rs`). The next one is closed at once.
+    pub max_connections: usize,
 }
 
 /// Limits the player sets in `<root>/modhost.toml`: `[limits]` for every mod, `[mods.<id>]` for one.
@@ -399,6 +402,7 @@ impl Config {
             per_mod: BTreeMap::new(),
             allowed_hosts: Vec::new(),
             realtime: crate::realtime::RealtimeLimits::default(),
+            max_connections: crate::nofile::MAX_CONNECTIONS,
         }
     }
 

@@ -54,11 +54,11 @@ impl Server {
         // front's cap leaves room under it for the store, the mods and the logs (`nofile.rs`).
         let max_connections = match crate::nofile::raise() {
             Some(limit) => {
-                let cap = crate::nofile::connection_cap(limit.now);
+                let cap = crate::nofile::connection_cap(limit.now).min(config.max_connections).max(1);
                 tracing::info!("open files: soft limit {} (was {}); connections capped at {cap}", limit.now, limit.was);
                 cap
             }
-            None => crate::nofile::MAX_CONNECTIONS,
+            None => config.max_connections.max(1),
         };
         store.set_quotas(config.store_quotas());
         // Listen before the mods load: a client that connects during boot waits, and is never refused.

@@ -86,6 +86,9 @@ pub struct ModView {
     /// The functions it provides.
     #[serde(default)]
     pub functions: Vec<String>,
+    /// Its websocket routes (a trailing `*`: a prefix).
+    #[serde(default)]
+    pub sockets: Vec<String>,
     /// Its hooks that failed and were skipped since it was loaded.
     #[serde(default)]
     pub hooks_skipped: u64,
@@ -267,6 +270,12 @@ impl ModView {
             memory_in_use_kib: module.memory_in_use() >> 10,
             subscriptions: module.declarations().subscriptions.iter().cloned().collect(),
             functions: module.declarations().functions.iter().cloned().collect(),
+            sockets: module
+                .realtime_declarations()
+                .sockets
+                .iter()
+                .map(|r| format!("{}{}", r.path, if r.prefix { "*" } else { "" }))
+                .collect(),
             hooks_skipped: module.context().hooks_skipped.load(std::sync::atomic::Ordering::Relaxed),
             timers_failed: timers.failed,
             timers_retried: timers.retried,
@@ -322,7 +331,10 @@ impl std::fmt::Display for ModsView {
             let routes: Vec<String> =
                 m.routes.iter().map(|r| format!("{}{}", r.path, if r.kind == "prefix" { "*" } else { "" })).collect();
             writeln!(out, "  routes ({}): {}", routes.len(), routes.join(" "))?;
-            for (label, items) in [("hears", &m.subscriptions), ("provides", &m.functions)] {
+            let timers: Vec<String> = m.timers.iter().map(|t| format!("{} every {} s", t.name, t.every_s)).collect();
+            for (label, items) in
+                [("hears", &m.subscriptions), ("provides", &m.functions), ("sockets", &m.sockets), ("timers", &timers)]
+            {
                 if !items.is_empty() {
                     writeln!(out, "  {label}: {}", items.join(", "))?;
                 }

@@ -392,3 +392,33 @@ async fn the_game_answers_the_notifier_channel_and_pushes_a_message_when_a_gift_
     assert_eq!(note["eventId"], note["message"]["_id"]);
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_open_socket_holds_its_connection_slot_until_it_closes() {
+    const CAP: usize = 8;
+    let server = server("", |c| c.max_connections = CAP).await;
+    let mut sockets = Vec::new();
+    for n in 0..CAP {
+        sockets.push(connect(&server, &session(n + 1)).await);
+    }
+    // Every slot is a socket now: the next connection is closed at once, before any byte.
+    let mut extra = TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(2), extra.read(&mut buf)).await.expect("closed in time");
+    assert!(matches!(read, Ok(0) | Err(_)), "a connection past the cap was served: {read:?}");
+    // One socket closes: its slot is free again.
+    let mut one = sockets.pop().unwrap();
+    one.close(None).await.unwrap();
+    drop(one);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(reply) = send(server.addr, &Call::get("/peer/p/echo").session(SESSION)).await
+            && reply.status == 200
+        {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the closed socket's slot never came back");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.stop().await.unwrap();
+}

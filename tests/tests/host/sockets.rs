@@ -146,6 +146,10 @@ async fn a_mods_socket_route_accepts_and_echoes_text_and_binary_in_order() {
     assert!(secret.len() == 32 && secret.bytes().all(|c| c.is_ascii_hexdigit()), "{id}");
     let mut other = open(server.addr, "/echo/ws").await;
     assert_ne!(id_of(&mut other).await, id, "each connection has its own id");
+    // The player sees the socket route among what the mod serves.
+    let mods = send(server.addr, &Call::get("/modhost/mods")).await.expect("the mods view").json();
+    let echo = mods["loaded"].as_array().and_then(|m| m.iter().find(|m| m["id"] == "echo")).cloned();
+    assert_eq!(echo.map(|m| m["sockets"].clone()), Some(serde_json::json!(["/echo/ws"])), "{mods}");
     server.stop().await.expect("stopping");
 }
 
