@@ -513,22 +513,12 @@ impl LoadedMod {
         chain: Chain,
         f: impl AsyncFnOnce(&mut Store<CallState>, &Guest) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
-        if let Some(reason) = self.quarantined() {
-            return Err(CallError::Quarantined(reason));
-        }
-        let Some(indices) = &self.guest else {
-            // Nothing is routed to a mod that declared nothing; a mod without `guest` declares nothing.
-            let reason = "the mod does not export `guest`".to_owned();
-            return Err(CallError::Mod { status: 500, message: reason.clone(), reason });
-        };
-        let result = self
-            .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
-                let guest = indices.load(&mut *store, &bound.instance)?;
-                f(store, &guest).await
-            })
-            .await;
-        self.tally(&result, input);
-        result
+        // Nothing is routed to a mod that declared nothing; a mod without `guest` declares nothing.
+        let load = self
+            .guest
+            .as_ref()
+            .map(|indices| move |store: &mut Store<CallState>, instance: &_| indices.load(store, instance));
+        self.export_call("guest", load, input, chain, f).await
     }
 
     /// A call into the `realtime` export, with `handle`'s rules, as [`Self::guest_call`].
@@ -538,17 +528,33 @@ impl LoadedMod {
         chain: Chain,
         f: impl AsyncFnOnce(&mut Store<CallState>, &Realtime) -> wasmtime::Result<Result<R, super::bindings::Error>>,
     ) -> Result<R, CallError> {
+        let load = self
+            .realtime
+            .as_ref()
+            .map(|indices| move |store: &mut Store<CallState>, instance: &_| indices.load(store, instance));
+        self.export_call("realtime", load, input, chain, f).await
+    }
+
+    /// A call into an optional export (`load` finds it in an instance; none: the mod lacks it).
+    async fn export_call<E, R>(
+        &self,
+        export: &str,
+        load: Option<impl FnOnce(&mut Store<CallState>, &wasmtime::component::Instance) -> wasmtime::Result<E>>,
+        input: usize,
+        chain: Chain,
+        f: impl AsyncFnOnce(&mut Store<CallState>, &E) -> wasmtime::Result<Result<R, super::bindings::Error>>,
+    ) -> Result<R, CallError> {
         if let Some(reason) = self.quarantined() {
             return Err(CallError::Quarantined(reason));
         }
-        let Some(indices) = &self.realtime else {
-            let reason = "the mod does not export `realtime`".to_owned();
+        let Some(load) = load else {
+            let reason = format!("the mod does not export `{export}`");
             return Err(CallError::Mod { status: 500, message: reason.clone(), reason });
         };
         let result = self
             .call(self.limits.call_deadline, true, None, chain, async move |store, bound| {
-                let realtime = indices.load(&mut *store, &bound.instance)?;
-                f(store, &realtime).await
+                let exported = load(&mut *store, &bound.instance)?;
+                f(store, &exported).await
             })
             .await;
         self.tally(&result, input);

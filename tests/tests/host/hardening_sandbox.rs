@@ -6,10 +6,9 @@
 use modhost_tests::client::{Call, send, zlib};
 use modhost_tests::{TestServer, guests};
 use std::io::Write as _;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::two_mods;
+use super::{Captured, two_mods};
 
 /// Why `fx` is quarantined, if it is.
 fn quarantined(server: &TestServer) -> Option<String> {
@@ -114,34 +113,6 @@ async fn a_trap_answers_one_line_and_the_backtrace_goes_to_the_log_and_the_mods_
     let fx = generation.mods.iter().find(|m| m.id() == "fx").unwrap();
     let whole = fx.context().last_trap().expect("the whole text is kept");
     assert!(whole.contains("backtrace"), "{whole}");
-}
-
-/// What the server logs on this thread, captured (a current-thread runtime runs the whole server on
-/// the test's thread, so nothing of other tests lands here).
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
-    }
-}
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -27,6 +27,7 @@ mod together;
 mod wire;
 
 use modhost_tests::{TestServer, guests};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The fixture's grants in the tests: it may patch the db under `fx`.
 const FX_GRANTS: &str = "[grants]\ndb_write = [\"fx\"]";
@@ -45,4 +46,33 @@ async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::Config
         .config(configure);
     std::fs::write(builder.root().join("modhost.toml"), player_toml).unwrap();
     builder.start().await.unwrap()
+}
+
+/// What the server logs on this thread, captured: a test on a current-thread runtime runs the whole
+/// server on its own thread, so nothing of other tests lands here. Installed with
+/// `tracing::subscriber::set_default` over `tracing_subscriber::fmt().with_writer(captured.clone())`.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
 }

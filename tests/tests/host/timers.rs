@@ -8,10 +8,10 @@
 //! Every wait polls with a bound on both its count and its time, and no test asserts how fast a
 //! timer fired: windows are counted on the host's due times, which lateness does not move.
 
+use super::Captured;
 use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, TestServerBuilder, guests};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const SESSION: &str = "0123456789abcdef01234567";
@@ -227,34 +227,6 @@ async fn cancel_and_the_schedule_caps_are_error_values_with_clear_messages() {
     assert_eq!(get(&server, &format!("/timer/cancel/{}", ids[0].as_str().unwrap())).await["cancelled"], true);
     schedule_one(&server, json!({"name": "note", "delay_ms": 3_600_000})).await;
     server.stop().await.unwrap();
-}
-
-/// What the server logs on this thread, captured (a current-thread runtime runs the whole server,
-/// its scheduler included, on the test's thread).
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
-    }
-}
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
 }
 
 #[tokio::test(flavor = "current_thread")]
