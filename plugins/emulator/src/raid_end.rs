@@ -1,0 +1,595 @@
+//! `/client/match/local/end`: the raid's result applied to the profile that played it (the PMC's
+//! `profile.<uid>`, or the scav's `scav.<uid>` for a scav raid: a scav raid never changes the PMC).
+//!
+//! The client reports its whole profile; the server keeps its own copy of everything outside the raid
+//! (the stash, traders, quests…) and takes from the report only what the raid could change, validated:
+//!
+//! 1. A raid is open (`raid.<uid>`, written by `match/local/start`) and the report names its
+//!    `serverId`; a profile whose last ended raid (`_modhost.raid.last`) is this one refuses a second end.
+//! 2. The report is of this profile (`_id`) and its equipment root is the server's.
+//! 3. The raid's items are the report's subtrees of the equipment and quest-raid roots. Each has an id
+//!    of at most 64 `[A-Za-z0-9_-]`, a template the database knows, a slot, and a count of at least 1
+//!    and at most its template's `StackMaxSize`. An item the profile had in the raid keeps its template;
+//!    an item the raid issued keeps the issued template; an id the profile holds outside the raid (the
+//!    stash) is refused; any other id (a stack split in the raid) must be of a template that came in.
+//! 4. Per template, the units leaving the raid are at most those that came in: the profile's raid
+//!    items before it plus what the raid issued. Money is conserved that way, and so is everything else.
+//!
+//! Then, as SPT's `InRaidHelper`: the raid's items replace the profile's equipment and quest-raid
+//! items. Killed, missing in action or left (dead), only what SPT keeps on death stays (the equipment
+//! slots `lostOnDeath.equipment` does not mark lost — the secure container, the pockets, the armband,
+//! the compass, the scabbard — minus what sits in the pockets' `pocket*` grids; quest items go when
+//! `lostOnDeath.questItems`), and nothing kept is found-in-raid. Runner keeps the equipment without
+//! found-in-raid; survived and transit keep it as reported. An item the profile had cannot become
+//! found-in-raid. Experience is the reported value within `[before, before + maxRaidExperience]`, the
+//! level follows `globals.config.exp.level.exp_table` when the database has it; limbs, hydration and
+//! energy are the reported values within the profile's maxima (a death leaves each limb at
+//! `deathHealthMultiplier` of its maximum), the temperature resets; skills are the reported `Common`
+//! progress, each within SPT's 0–5100. A dead scav is generated anew, keeping its experience and skills.
+//!
+//! Every change is one merge patch at the version the checks read (`doc_patch_if_version`), with the
+//! raid's marker in it, so a crash leaves the raid either ended or not; the raid record is deleted
+//! after. A refusal is an error envelope and changes nothing.
+
+use super::{player, record_key, setting};
+use crate::doc::Doc;
+use crate::input;
+use crate::inventory::{self, Templates};
+use crate::profile;
+use crate::scav;
+use crate::shape::INDEX;
+use modhost_sdk::{Error, Request, Response, Result, db, envelope, store};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The largest end body: the client sends its whole profile, stash included.
+const MAX_BODY: usize = 16 << 20;
+/// Items the report may list (stash included).
+const MAX_REPORTED: usize = 60_000;
+/// Items the raid's subtrees may hold.
+const MAX_RAID_ITEMS: usize = 5_000;
+/// How deep a parent chain is followed.
+const MAX_DEPTH: usize = 64;
+/// Entries of the fast panel and skills taken from a report.
+const MAX_FAST_PANEL: usize = 64;
+const MAX_SKILLS: usize = 256;
+/// SPT's highest skill progress (level 51).
+const MAX_SKILL_PROGRESS: f64 = 5100.0;
+
+#[derive(Deserialize)]
+struct EndRequest {
+    #[serde(rename = "serverId")]
+    server_id: String,
+    results: Results,
+}
+
+#[derive(Deserialize)]
+struct Results {
+    result: String,
+    profile: Reported,
+}
+
+#[derive(Deserialize)]
+struct Reported {
+    #[serde(rename = "_id")]
+    id: String,
+    #[serde(default, rename = "Info")]
+    info: ReportedInfo,
+    #[serde(rename = "Inventory")]
+    inventory: ReportedInventory,
+    #[serde(default, rename = "Health")]
+    health: Value,
+    #[serde(default, rename = "Skills")]
+    skills: Value,
+}
+
+#[derive(Deserialize, Default)]
+struct ReportedInfo {
+    #[serde(default, rename = "Experience")]
+    experience: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct ReportedInventory {
+    equipment: String,
+    #[serde(default, rename = "questRaidItems")]
+    quest_raid_items: Option<String>,
+    #[serde(deserialize_with = "input::at_most::<MAX_REPORTED, _, _>")]
+    items: Vec<ReportedItem>,
+    #[serde(default, rename = "fastPanel")]
+    fast_panel: Value,
+}
+
+/// An item as reported: the members an item has; anything else is dropped.
+#[derive(Deserialize, Serialize, Clone)]
+struct ReportedItem {
+    #[serde(rename = "_id")]
+    id: String,
+    #[serde(rename = "_tpl")]
+    tpl: String,
+    #[serde(default, rename = "parentId", skip_serializing_if = "Option::is_none")]
+    parent_id: Option<String>,
+    #[serde(default, rename = "slotId", skip_serializing_if = "Option::is_none")]
+    slot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    location: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    upd: Option<Value>,
+}
+
+impl ReportedItem {
+    fn count(&self) -> Option<u64> {
+        match self.upd.as_ref().map(|u| &u["StackObjectsCount"]) {
+            None | Some(Value::Null) => Some(1),
+            Some(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)),
+        }
+    }
+}
+
+/// How the raid ended (SPT's `ExitStatus`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Exit {
+    Survived,
+    Runner,
+    Transit,
+    Dead,
+}
+
+fn exit_of(result: &str) -> Option<Exit> {
+    Some(match result.to_ascii_lowercase().as_str() {
+        "survived" => Exit::Survived,
+        "runner" => Exit::Runner,
+        "transit" => Exit::Transit,
+        "killed" | "missinginaction" | "left" => Exit::Dead,
+        _ => return None,
+    })
+}
+
+fn refuse(why: &str) -> Response {
+    envelope::error(1, &format!("match/local/end: {why}; nothing was changed"))
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `/client/match/local/end`.
+pub(super) fn end(req: &Request) -> Result<Response> {
+    let uid = match player(req)? {
+        Ok(uid) => uid,
+        Err(refusal) => return Ok(refusal),
+    };
+    let body: EndRequest = input::parse(req, "match/local/end", MAX_BODY)?;
+    let Some(record) = store::get::<Value>(&record_key(&uid))? else {
+        return Ok(refuse("no raid is open for this profile (an end without a start, or a second end)"));
+    };
+    if record["serverId"] != body.server_id.as_str() {
+        return Ok(refuse(&format!("the open raid is {}, not {}", record["serverId"], json!(body.server_id))));
+    }
+    let Some(exit) = exit_of(&body.results.result) else {
+        return Ok(refuse(&format!("unknown result {}", json!(body.results.result))));
+    };
+    let scav_raid = record["side"] == "savage";
+    let key = if scav_raid { scav::key(&uid) } else { format!("profile.{uid}") };
+    let mut templates = Templates::default();
+    let version = match profile::open(&key, &mut templates) {
+        Ok(Some(version)) => version,
+        Ok(None) => return Ok(refuse("the raid's profile does not exist")),
+        Err(Error::Conflict(_)) => return Ok(envelope::error(1, "match/local/end: the profile changed; try again")),
+        Err(other) => return Err(other),
+    };
+    let mut doc = Doc::at(&key, version);
+    if doc.get(&[INDEX, "raid", "last"])? == body.server_id.as_str() {
+        // Ended, and the record outlived it (a crash between the two writes): the record goes now.
+        store::delete(&record_key(&uid))?;
+        return Ok(refuse("this raid has already ended"));
+    }
+    let applied = match apply(&mut doc, &mut templates, &record, &body, exit, scav_raid, &uid, &key, version)? {
+        Ok(applied) => applied,
+        Err(why) => return Ok(refuse(&why)),
+    };
+    if applied {
+        match doc.commit() {
+            Ok(_) => {}
+            Err(Error::Conflict(_)) => {
+                return Ok(envelope::error(
+                    1,
+                    "match/local/end: the profile changed meanwhile; nothing was changed, try again",
+                ));
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    store::delete(&record_key(&uid))?;
+    Ok(envelope::null())
+}
+
+/// Checks the report and stages its result in `doc`. `Ok(Err(why))` is a refusal; `Ok(Ok(true))` means
+/// `doc` holds the changes to commit, `Ok(Ok(false))` that the result was written already (a dead scav
+/// replaced whole).
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    record: &Value,
+    body: &EndRequest,
+    exit: Exit,
+    scav_raid: bool,
+    uid: &str,
+    key: &str,
+    version: u64,
+) -> Result<std::result::Result<bool, String>> {
+    let reported = &body.results.profile;
+    let own_id = doc.get(&["_id"])?;
+    if own_id != reported.id.as_str() {
+        return Ok(Err(format!("the report is of profile {}, the raid's is {own_id}", json!(reported.id))));
+    }
+    let equipment = doc.get(&["Inventory", "equipment"])?.as_str().unwrap_or_default().to_owned();
+    if equipment.is_empty() || reported.inventory.equipment != equipment {
+        return Ok(Err("the report's equipment is not the profile's".to_owned()));
+    }
+    let quest = doc.get(&["Inventory", "questRaidItems"])?.as_str().map(str::to_owned);
+    let quest = quest.filter(|q| reported.inventory.quest_raid_items.as_deref() == Some(q.as_str()));
+
+    // The raid's items as reported: the subtrees of the equipment and quest roots, parents first.
+    let mut by_id: HashMap<&str, &ReportedItem> = HashMap::new();
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for item in &reported.inventory.items {
+        if by_id.insert(item.id.as_str(), item).is_some() {
+            return Ok(Err(format!("item {} is listed twice", json!(item.id))));
+        }
+        if let Some(parent) = item.parent_id.as_deref() {
+            children.entry(parent).or_default().push(item.id.as_str());
+        }
+    }
+    let roots: Vec<&str> = std::iter::once(equipment.as_str()).chain(quest.as_deref()).collect();
+    let mut raid: Vec<&ReportedItem> = Vec::new();
+    let mut seen: HashSet<&str> = roots.iter().copied().collect();
+    let mut next = roots.clone();
+    while let Some(parent) = next.pop() {
+        for child in children.get(parent).into_iter().flatten() {
+            if seen.insert(child) {
+                if raid.len() == MAX_RAID_ITEMS {
+                    return Ok(Err(format!("a raid brings out at most {MAX_RAID_ITEMS} items")));
+                }
+                raid.push(by_id[child]);
+                next.push(child);
+            }
+        }
+    }
+
+    // What came in: the profile's raid items before the raid, and what the raid issued.
+    let mut before: HashMap<String, Value> = HashMap::new();
+    for root in &roots {
+        for id in inventory::subtree(doc, root)?.into_iter().skip(1) {
+            if let Some(item) = inventory::item(doc, &id)? {
+                before.insert(id, item);
+            }
+        }
+    }
+    let empty = Map::new();
+    let issued = record["issued"].as_object().unwrap_or(&empty);
+    let mut came_in: BTreeMap<String, u64> = BTreeMap::new();
+    for item in before.values() {
+        *came_in.entry(inventory::tpl(item).to_owned()).or_insert(0) += inventory::count(item);
+    }
+    let mut issued_tpls: HashSet<&str> = HashSet::new();
+    for entry in issued.values() {
+        let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
+        issued_tpls.insert(tpl);
+        let total = came_in.entry(tpl.to_owned()).or_insert(0);
+        *total = total.saturating_add(n);
+    }
+
+    // Each item, then the units per template.
+    let mut out: BTreeMap<&str, u64> = BTreeMap::new();
+    for item in &raid {
+        let id = item.id.as_str();
+        if !valid_id(id) {
+            return Ok(Err(format!("item id {} is not an id", json!(id))));
+        }
+        if templates.props(&item.tpl).is_none() {
+            return Ok(Err(format!("item {id} has template {}, which the database does not know", json!(item.tpl))));
+        }
+        if item.slot_id.as_deref().is_none_or(str::is_empty) {
+            return Ok(Err(format!("item {id} names no slot")));
+        }
+        if let Some(had) = before.get(id) {
+            if inventory::tpl(had) != item.tpl {
+                return Ok(Err(format!("item {id} was {} before the raid, not {}", inventory::tpl(had), item.tpl)));
+            }
+        } else if let Some(entry) = issued.get(id) {
+            if entry[0] != item.tpl.as_str() {
+                return Ok(Err(format!("item {id} was issued as {}, not {}", entry[0], item.tpl)));
+            }
+        } else if inventory::item(doc, id)?.is_some() {
+            return Ok(Err(format!("item {id} is in the profile outside the raid")));
+        } else if !came_in.contains_key(&item.tpl) {
+            return Ok(Err(format!(
+                "item {id} ({}) was never issued in this raid and the player did not bring one in",
+                item.tpl
+            )));
+        }
+        let Some(n) = item.count().filter(|n| *n >= 1) else {
+            return Ok(Err(format!("item {id} has no valid StackObjectsCount")));
+        };
+        if let Some(max) = templates.stack_max(&item.tpl)
+            && n > max
+        {
+            return Ok(Err(format!("item {id} holds {n} units; a stack of {} holds at most {max}", item.tpl)));
+        }
+        let total = out.entry(item.tpl.as_str()).or_insert(0);
+        *total = total.saturating_add(n);
+    }
+    for (tpl, n) in &out {
+        let had = came_in.get(*tpl).copied().unwrap_or(0);
+        if *n > had {
+            return Ok(Err(format!("{n} units of {tpl} leave the raid, but only {had} came in")));
+        }
+    }
+
+    let old_xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0).max(0.0);
+    let cap = setting("maxRaidExperience").as_f64().unwrap_or(500_000.0);
+    let xp = reported.info.experience.unwrap_or(old_xp).clamp(old_xp, old_xp + cap).floor();
+    let marker = json!({"last": body.server_id, "result": body.results.result, "ended": profile::now()});
+
+    if scav_raid && exit == Exit::Dead {
+        // A dead scav is replaced by a new one, with its experience and skills.
+        let previous = json!({
+            "Info": {"Level": level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
+            "Skills": skills(&reported.skills, doc.get(&["Skills"])?),
+            "Stats": doc.get(&["Stats"])?,
+            "Encyclopedia": doc.get(&["Encyclopedia"])?,
+        });
+        let aid = doc.get(&["aid"])?;
+        let mut fresh = scav::generate(uid, &aid, Some(&previous))?;
+        fresh[INDEX]["raid"] = marker;
+        return match store::set_if_version(key, &fresh, Some(version)) {
+            Ok(_) => Ok(Ok(false)),
+            Err(Error::Conflict(_)) => Ok(Err("the scav changed meanwhile; try again".to_owned())),
+            Err(other) => Err(other),
+        };
+    }
+
+    // What stays: everything, or on death what SPT keeps.
+    let kept: Vec<&ReportedItem> = if exit == Exit::Dead {
+        let lost = setting("lostOnDeath");
+        raid.iter().copied().filter(|item| kept_on_death(item, &by_id, &equipment, quest.as_deref(), &lost)).collect()
+    } else {
+        raid.clone()
+    };
+    let keeps_found = matches!(exit, Exit::Survived | Exit::Transit);
+
+    // Out with the profile's raid items (children first), in with what stays.
+    let mut order: Vec<&String> = before.keys().collect();
+    order.sort_by_key(|id| std::cmp::Reverse(depth(id, &before)));
+    for id in order {
+        inventory::write(doc, templates, id, None)?;
+    }
+    let kept_ids: HashSet<&str> = kept.iter().map(|i| i.id.as_str()).collect();
+    for item in &kept {
+        let mut value = serde_json::to_value(item)?;
+        let found = if !keeps_found {
+            false
+        } else if let Some(had) = before.get(&item.id) {
+            had["upd"]["SpawnedInSession"] == true
+        } else if issued.contains_key(&item.id) || issued_tpls.contains(item.tpl.as_str()) {
+            item.upd.as_ref().is_some_and(|u| u["SpawnedInSession"] == true)
+        } else {
+            false
+        };
+        if value["upd"].is_object() || found {
+            value["upd"]["SpawnedInSession"] = json!(found);
+        }
+        inventory::write(doc, templates, &item.id, Some(value))?;
+    }
+
+    // The fast panel names kept items only.
+    let mut panel = Map::new();
+    if exit != Exit::Dead
+        && let Some(slots) = reported.inventory.fast_panel.as_object()
+    {
+        for (slot, id) in slots.iter().take(MAX_FAST_PANEL) {
+            if id.as_str().is_some_and(|id| kept_ids.contains(id)) && slot.len() <= 32 {
+                panel.insert(slot.clone(), id.clone());
+            }
+        }
+    }
+    doc.set(&["Inventory", "fastPanel"], Value::Object(panel))?;
+
+    doc.set(&["Info", "Experience"], json!(xp))?;
+    if let Some(level) = level_for(xp) {
+        doc.set(&["Info", "Level"], level)?;
+    }
+    let death = (exit == Exit::Dead).then(|| setting("deathHealthMultiplier").as_f64().unwrap_or(0.3));
+    let health = health(doc.get(&["Health"])?, &reported.health, death);
+    doc.set(&["Health"], health)?;
+    let skills = skills(&reported.skills, doc.get(&["Skills"])?);
+    doc.set(&["Skills"], skills)?;
+    doc.set(&[INDEX, "raid"], marker)?;
+    Ok(Ok(true))
+}
+
+/// How many parents item `id` has among `items` (for removing children before their parents).
+fn depth(id: &str, items: &HashMap<String, Value>) -> usize {
+    let mut at = id;
+    let mut n = 0;
+    while n < MAX_DEPTH {
+        match items.get(at).and_then(|i| i["parentId"].as_str()) {
+            Some(parent) if items.contains_key(parent) => {
+                at = parent;
+                n += 1;
+            }
+            _ => break,
+        }
+    }
+    n
+}
+
+/// Does `item` stay with a dead player? Its top item (the one in an equipment slot) must be in a slot
+/// `lostOnDeath.equipment` does not mark lost, and it must not sit in one of the pockets' `pocket*`
+/// grids (when `PocketItems` is lost); quest items stay unless `questItems`.
+fn kept_on_death(
+    item: &ReportedItem,
+    by_id: &HashMap<&str, &ReportedItem>,
+    equipment: &str,
+    quest: Option<&str>,
+    lost: &Value,
+) -> bool {
+    let mut at = item;
+    let mut in_pocket_grid = false;
+    for _ in 0..MAX_DEPTH {
+        let parent = at.parent_id.as_deref().unwrap_or_default();
+        if parent == equipment {
+            let slot = at.slot_id.as_deref().unwrap_or_default();
+            if lost["equipment"][slot] == true {
+                return false;
+            }
+            let pockets_lost = lost["equipment"]["PocketItems"] != false;
+            return !(slot == "Pockets" && in_pocket_grid && pockets_lost);
+        }
+        if Some(parent) == quest {
+            return lost["questItems"] == false;
+        }
+        let Some(up) = by_id.get(parent) else { return false };
+        // A child of the pockets item in a `pocket*` grid: lost with the pockets' contents.
+        if up.parent_id.as_deref() == Some(equipment)
+            && up.slot_id.as_deref() == Some("Pockets")
+            && at.slot_id.as_deref().is_some_and(|s| s.starts_with("pocket"))
+        {
+            in_pocket_grid = true;
+        }
+        at = up;
+    }
+    false
+}
+
+/// The level `xp` reaches in `globals.config.exp.level.exp_table` (each entry the experience of one
+/// more level); `None` when the database has no table.
+fn level_for(xp: f64) -> Option<Value> {
+    let table: Vec<Value> = db::get("globals.config.exp.level.exp_table").ok()?;
+    let mut total = 0.0;
+    let mut level = 0u64;
+    for entry in table.iter().take(500) {
+        total += entry["exp"].as_f64().unwrap_or(0.0);
+        if xp >= total {
+            level += 1;
+        } else {
+            break;
+        }
+    }
+    Some(json!(level.max(1)))
+}
+
+/// The profile's health after the raid: limbs and vitals from the report within the maxima, or a
+/// death's share of each limb's maximum; the temperature reset.
+/// `death` is the share of each limb's maximum a death leaves, `None` when the player lived.
+fn health(mut server: Value, reported: &Value, death: Option<f64>) -> Value {
+    if let Some(parts) = server["BodyParts"].as_object_mut() {
+        for (name, part) in parts.iter_mut().take(32) {
+            let max = part["Health"]["Maximum"].as_f64().unwrap_or(0.0).max(0.0);
+            let now = match death {
+                Some(share) => max * share.clamp(0.0, 1.0),
+                None => reported["BodyParts"][name]["Health"]["Current"].as_f64().unwrap_or(max).clamp(0.0, max),
+            };
+            part["Health"]["Current"] = json!(now);
+        }
+    }
+    for vital in ["Hydration", "Energy"] {
+        let max = server[vital]["Maximum"].as_f64().unwrap_or(100.0).max(0.0);
+        if let Some(current) = reported[vital]["Current"].as_f64() {
+            server[vital]["Current"] = json!(current.clamp(0.0, max));
+        }
+    }
+    if server["Temperature"].is_object() {
+        server["Temperature"]["Current"] = json!(36.6);
+    }
+    if server.is_object() {
+        server["UpdateTime"] = json!(profile::now());
+    }
+    server
+}
+
+/// The skills after the raid: the reported `Common` list (id and progress, within 0–5100), the rest
+/// of the profile's skills unchanged.
+fn skills(reported: &Value, mut server: Value) -> Value {
+    let Some(common) = reported["Common"].as_array() else { return server };
+    let list: Vec<Value> = common
+        .iter()
+        .take(MAX_SKILLS)
+        .filter_map(|s| {
+            let id = s["Id"].as_str().filter(|id| id.len() <= 64)?;
+            let progress = s["Progress"].as_f64()?.clamp(0.0, MAX_SKILL_PROGRESS);
+            Some(json!({"Id": id, "Progress": progress, "PointsEarnedDuringSession": 0,
+                        "LastAccess": s["LastAccess"].as_i64().unwrap_or(0)}))
+        })
+        .collect();
+    if !server.is_object() {
+        server = json!({"Mastering": [], "Points": 0});
+    }
+    server["Common"] = Value::Array(list);
+    server
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(id: &str, parent: &str, slot: &str) -> ReportedItem {
+        ReportedItem {
+            id: id.into(),
+            tpl: "t".into(),
+            parent_id: Some(parent.into()),
+            slot_id: Some(slot.into()),
+            location: None,
+            upd: None,
+        }
+    }
+
+    #[test]
+    fn death_keeps_what_spt_keeps() {
+        let items = [
+            it("rifle", "eq", "FirstPrimaryWeapon"),
+            it("mag", "rifle", "mod_magazine"),
+            it("secure", "eq", "SecuredContainer"),
+            it("gold", "secure", "main"),
+            it("pockets", "eq", "Pockets"),
+            it("coin", "pockets", "pocket1"),
+            it("inner", "coin", "main"),
+            it("key", "pockets", "SpecialSlot1"),
+            it("note", "quest", "hideout"),
+        ];
+        let by_id: HashMap<&str, &ReportedItem> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+        let lost = json!({"equipment": {"FirstPrimaryWeapon": true, "SecuredContainer": false, "PocketItems": true},
+                          "questItems": true});
+        let kept: Vec<&str> = items
+            .iter()
+            .filter(|i| kept_on_death(i, &by_id, "eq", Some("quest"), &lost))
+            .map(|i| i.id.as_str())
+            .collect();
+        assert_eq!(kept, ["secure", "gold", "pockets", "key"]);
+    }
+
+    #[test]
+    fn results_are_spt_exit_statuses() {
+        assert_eq!(exit_of("Survived"), Some(Exit::Survived));
+        assert_eq!(exit_of("MissingInAction"), Some(Exit::Dead));
+        assert_eq!(exit_of("Killed"), Some(Exit::Dead));
+        assert_eq!(exit_of("Runner"), Some(Exit::Runner));
+        assert_eq!(exit_of("Won"), None);
+    }
+
+    #[test]
+    fn health_is_bounded_and_death_takes_its_share() {
+        let server = json!({"BodyParts": {"Head": {"Health": {"Current": 35, "Maximum": 35}}},
+                            "Hydration": {"Current": 100, "Maximum": 100}, "Temperature": {"Current": 40}});
+        let reported = json!({"BodyParts": {"Head": {"Health": {"Current": 999}}}, "Hydration": {"Current": -5}});
+        let alive = health(server.clone(), &reported, None);
+        assert_eq!(alive["BodyParts"]["Head"]["Health"]["Current"], 35.0);
+        assert_eq!(alive["Hydration"]["Current"], 0.0);
+        assert_eq!(alive["Temperature"]["Current"], 36.6);
+        let dead = health(server, &reported, Some(0.3));
+        assert_eq!(dead["BodyParts"]["Head"]["Health"]["Current"], 35.0 * 0.3);
+    }
+}
