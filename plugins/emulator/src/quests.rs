@@ -1,0 +1,353 @@
+//! Quests on the menu (QuestStaticRouter → QuestCallbacks → QuestController, QuestHelper and
+//! RepeatableQuestController): the quests this player may see, and their repeatable quests' periods.
+//!
+//! `/client/quest/list` decides per quest of `templates.quests` from a few paths of the profile
+//! (`Info`, `Quests`, `TradersInfo`), as SPT's `GetClientQuests` does: a quest the player has is
+//! shown whatever its state; otherwise it must not be for the other side (`configs.quest`
+//! `bearOnlyQuests` / `usecOnlyQuests`), its trader must exist, and each of its `AvailableForStart`
+//! conditions must hold: `Level` (the player's level), `Quest` (another quest in one of the given
+//! states), `TraderLoyalty` and `TraderStanding` (a trader the profile has not met yet is at loyalty
+//! level 1, standing 0). A reward other editions only get (`availableInGameEditions`,
+//! `notAvailableInGameEditions`) is taken out. The quests go by db reference; only those whose
+//! rewards change are read whole. Left out: SPT's seasonal-event filter, and the `sptStatus` member
+//! SPT adds for itself (a referenced quest cannot be changed; the client reads the state from the
+//! profile's `Quests`).
+//!
+//! `/client/repeatalbeQuests/activityPeriods` (SPT's spelling) answers one period per kind in
+//! `configs.quest.repeatableQuests` the player has unlocked (a PMC kind from its `minPlayerLevel`, the
+//! scav kind with an intelligence center): the profile's period while it runs, else a new one that
+//! ends `resetTime` from now, written to the profile's `RepeatableQuests` (the quests it held move
+//! to `inactiveQuests`, except those ready to hand in). Generating the new period's quests (SPT's
+//! `RepeatableQuestGenerator`) is left out: its `activeQuests` start empty.
+
+use super::{MAX_BODY, doc_read, player};
+use crate::input;
+use modhost_sdk::{Request, Response, Result, Router, db, envelope, store};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// Adds the quest routes to `router`.
+pub(crate) fn routes(router: Router) -> Router {
+    router.route("/client/quest/list", list).route("/client/repeatalbeQuests/activityPeriods", activity_periods)
+}
+
+/// The most quests the list considers (SPT ships about five hundred).
+const MAX_QUESTS: usize = 10_000;
+/// The most quest states and conditions read from a profile or a quest.
+const MAX_STATES: usize = 10_000;
+const MAX_CONDITIONS: usize = 64;
+
+/// SPT's `QuestStatusEnum`, by name: profiles written by the client may hold either form.
+const STATUSES: [&str; 10] = [
+    "Locked",
+    "AvailableForStart",
+    "Started",
+    "AvailableForFinish",
+    "Success",
+    "Fail",
+    "FailRestartable",
+    "MarkedAsFailed",
+    "Expired",
+    "AvailableAfter",
+];
+const AVAILABLE_FOR_FINISH: u64 = 3;
+/// SPT's `HideoutAreas.INTEL_CENTER`.
+const INTEL_CENTER: u64 = 11;
+
+/// A quest status as a number, from a number or SPT's name for it.
+pub(super) fn status(value: &Value) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|name| STATUSES.iter().position(|s| *s == name).map(|n| n as u64)))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct Info {
+    #[serde(default)]
+    level: Option<f64>,
+    #[serde(default)]
+    side: String,
+    #[serde(default)]
+    game_version: String,
+}
+
+/// What the list needs to know of the player.
+struct Player {
+    info: Info,
+    /// Quest id → status, for the quests the profile has.
+    quests: Map<String, Value>,
+    traders: Map<String, Value>,
+}
+
+impl Player {
+    fn read(uid: &str) -> Result<Player> {
+        let key = format!("profile.{uid}");
+        let info: Info = doc_read(&key, &["Info"])?.unwrap_or_default();
+        let states: Vec<Value> = doc_read(&key, &["Quests"])?.unwrap_or_default();
+        let mut quests = Map::new();
+        for state in states.iter().take(MAX_STATES) {
+            if let Some(qid) = state["qid"].as_str() {
+                quests.insert(qid.to_owned(), state["status"].clone());
+            }
+        }
+        let traders: Map<String, Value> = doc_read(&key, &["TradersInfo"])?.unwrap_or_default();
+        Ok(Player { info, quests, traders })
+    }
+
+    fn level(&self) -> f64 {
+        self.info.level.unwrap_or(1.0)
+    }
+
+    fn trader(&self, id: &str, member: &str, unmet: f64) -> f64 {
+        self.traders.get(id).and_then(|t| t[member].as_f64()).unwrap_or(unmet)
+    }
+}
+
+/// SPT's `CompareAvailableForValues` (and `=` for a level, which SPT accepts there).
+fn compare(current: f64, method: &str, required: f64) -> bool {
+    match method {
+        ">=" => current >= required,
+        ">" => current > required,
+        "<=" => current <= required,
+        "<" => current < required,
+        "!=" => current != required,
+        "==" | "=" => current == required,
+        _ => false,
+    }
+}
+
+/// The first trader or quest a condition's `target` names (a string or a list).
+fn targets(target: &Value) -> Vec<&str> {
+    match target {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).take(MAX_CONDITIONS).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether one `AvailableForStart` condition holds for the player (kinds the list does not decide on
+/// hold).
+fn holds(condition: &Value, player: &Player) -> bool {
+    let method = condition["compareMethod"].as_str().unwrap_or(">=");
+    let value = condition["value"].as_f64().or_else(|| condition["value"].as_str().and_then(|v| v.parse().ok()));
+    match condition["conditionType"].as_str() {
+        Some("Level") => value.is_some_and(|v| compare(player.level(), method, v)),
+        Some("Quest") => {
+            let wanted: Vec<u64> = condition["status"].as_array().into_iter().flatten().filter_map(status).collect();
+            targets(&condition["target"])
+                .iter()
+                .find_map(|q| player.quests.get(*q))
+                .and_then(status)
+                .is_some_and(|s| wanted.contains(&s))
+        }
+        Some("TraderLoyalty") => {
+            let trader = targets(&condition["target"]).first().copied().unwrap_or_default();
+            value.is_some_and(|v| compare(player.trader(trader, "loyaltyLevel", 1.0), method, v))
+        }
+        Some("TraderStanding") => {
+            let trader = targets(&condition["target"]).first().copied().unwrap_or_default();
+            value.is_some_and(|v| compare(player.trader(trader, "standing", 0.0), method, v))
+        }
+        _ => true,
+    }
+}
+
+/// Whether a reward is for the player's edition (SPT's `RewardIsForGameEdition`).
+fn for_edition(reward: &Value, edition: &str) -> bool {
+    let only = reward["availableInGameEditions"].as_array().filter(|l| !l.is_empty());
+    let never = reward["notAvailableInGameEditions"].as_array();
+    only.is_none_or(|l| l.iter().any(|e| e == edition)) && !never.is_some_and(|l| l.iter().any(|e| e == edition))
+}
+
+/// `/client/quest/list`: the quests this player may see (see the module doc).
+fn list(req: &Request) -> Result<Response> {
+    if !req.body().iter().all(u8::is_ascii_whitespace) {
+        let _: Map<String, Value> = input::parse(req, "quest/list", MAX_BODY)?;
+    }
+    let uid = match player(req, "the quest list")? {
+        Ok(uid) => uid,
+        Err(answer) => return Ok(answer),
+    };
+    let player = Player::read(&uid)?;
+    let usec = player.info.side.eq_ignore_ascii_case("usec");
+    let other_side: Vec<String> =
+        db::get(if usec { "configs.quest.bearOnlyQuests" } else { "configs.quest.usecOnlyQuests" }).unwrap_or_default();
+
+    let mut answer = Response::empty().with_bytes(br#"{"err":0,"errmsg":null,"data":["#.to_vec());
+    let mut first = true;
+    for id in db::keys("templates.quests").unwrap_or_default().iter().take(MAX_QUESTS) {
+        let visible = player.quests.contains_key(id) || {
+            let trader: String = db::get(&db::path(&["templates", "quests", id, "traderId"])).unwrap_or_default();
+            let start: Vec<Value> =
+                db::get(&db::path(&["templates", "quests", id, "conditions", "AvailableForStart"])).unwrap_or_default();
+            !other_side.contains(id)
+                && db::exists(&db::path(&["traders", &trader, "base"]))
+                && start.iter().take(MAX_CONDITIONS).all(|c| holds(c, &player))
+        };
+        if !visible {
+            continue;
+        }
+        answer = answer.with_bytes(if first { Vec::new() } else { b",".to_vec() });
+        first = false;
+        let path = db::path(&["templates", "quests", id]);
+        let rewards: Map<String, Value> = db::get(&format!("{path}.rewards")).unwrap_or_default();
+        let edition = player.info.game_version.as_str();
+        let all_for_edition =
+            rewards.values().filter_map(Value::as_array).flatten().all(|reward| for_edition(reward, edition));
+        if all_for_edition {
+            answer = answer.with_db(&path);
+        } else {
+            let mut quest: Value = db::get(&path)?;
+            if let Some(kinds) = quest["rewards"].as_object_mut() {
+                for rewards in kinds.values_mut().filter_map(Value::as_array_mut) {
+                    rewards.retain(|reward| for_edition(reward, edition));
+                }
+            }
+            answer = answer.with_bytes(serde_json::to_vec(&quest)?);
+        }
+    }
+    Ok(answer.with_bytes(b"]}".to_vec()))
+}
+
+/// A kind of repeatable quests, from `configs.quest.repeatableQuests`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kind {
+    id: String,
+    name: String,
+    #[serde(default)]
+    side: String,
+    #[serde(default)]
+    reset_time: u64,
+    #[serde(default)]
+    min_player_level: f64,
+    #[serde(default)]
+    free_changes: u64,
+}
+
+/// The most kinds and periods read.
+const MAX_KINDS: usize = 16;
+
+/// `/client/repeatalbeQuests/activityPeriods`: see the module doc.
+fn activity_periods(req: &Request) -> Result<Response> {
+    let uid = match player(req, "the repeatable quests")? {
+        Ok(uid) => uid,
+        Err(answer) => return Ok(answer),
+    };
+    let key = format!("profile.{uid}");
+    let kinds: Vec<Kind> = db::get("configs.quest.repeatableQuests").unwrap_or_default();
+    let Some((stored, version)) = store::doc_get::<Value>(&key, "RepeatableQuests")? else {
+        return Ok(envelope::error(1, "the session's profile does not exist"));
+    };
+    let mut periods: Vec<Value> = match stored {
+        Value::Array(periods) => periods.into_iter().take(MAX_KINDS).collect(),
+        _ => Vec::new(),
+    };
+    let level = doc_read::<f64>(&key, &["Info", "Level"])?.unwrap_or(1.0);
+    let areas: Vec<Value> = doc_read(&key, &["Hideout", "Areas"])?.unwrap_or_default();
+    let intel = areas.iter().any(|a| a["type"].as_u64() == Some(INTEL_CENTER) && a["level"].as_u64() >= Some(1));
+    let now = crate::now();
+
+    let mut answer = Vec::new();
+    let mut changed = false;
+    for kind in kinds.iter().take(MAX_KINDS) {
+        let unlocked = match kind.side.as_str() {
+            "Scav" => intel,
+            _ => level >= kind.min_player_level,
+        };
+        if !unlocked {
+            continue;
+        }
+        let at = periods.iter().position(|p| p["name"] == kind.name.as_str());
+        if let Some(at) = at
+            && periods[at]["endTime"].as_u64().is_some_and(|end| now + 1 < end)
+        {
+            answer.push(periods[at].clone());
+            continue;
+        }
+        // A new period: the old one's quests stop, except those the player may still hand in.
+        let old = at.map(|at| periods[at].clone()).unwrap_or(Value::Null);
+        let finishing: Vec<Value> = if old["activeQuests"].is_array() {
+            let states: Vec<Value> = doc_read(&key, &["Quests"])?.unwrap_or_default();
+            old["activeQuests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|quest| {
+                    states
+                        .iter()
+                        .take(MAX_STATES)
+                        .any(|s| s["qid"] == quest["_id"] && status(&s["status"]) == Some(AVAILABLE_FOR_FINISH))
+                })
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let period = json!({
+            "id": kind.id, "name": kind.name, "endTime": now + kind.reset_time,
+            "activeQuests": finishing, "inactiveQuests": old["activeQuests"].as_array().cloned().unwrap_or_default(),
+            "changeRequirement": {}, "freeChanges": kind.free_changes, "freeChangesAvailable": kind.free_changes,
+        });
+        match at {
+            Some(at) => periods[at] = period.clone(),
+            None => periods.push(period.clone()),
+        }
+        changed = true;
+        answer.push(period);
+    }
+    if changed {
+        // Written only if nobody wrote the profile meanwhile; otherwise the next call renews it.
+        match store::doc_patch_if_version(&key, "", &json!({"RepeatableQuests": periods}), version) {
+            Ok(_) | Err(modhost_sdk::Error::Conflict(_)) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Ok(envelope::ok(&answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn player(level: f64, quests: Value, traders: Value) -> Player {
+        Player {
+            info: Info { level: Some(level), side: "Bear".into(), game_version: "standard".into() },
+            quests: quests.as_object().cloned().unwrap_or_default(),
+            traders: traders.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn conditions_follow_level_quests_and_traders() {
+        let p = player(4.0, json!({"q1": "Success", "q2": 2}), json!({"t": {"loyaltyLevel": 2, "standing": 0.3}}));
+        assert!(holds(&json!({"conditionType": "Level", "compareMethod": ">=", "value": 4}), &p));
+        assert!(!holds(&json!({"conditionType": "Level", "compareMethod": ">=", "value": 5}), &p));
+        assert!(holds(&json!({"conditionType": "Quest", "target": "q1", "status": [4]}), &p));
+        assert!(holds(&json!({"conditionType": "Quest", "target": ["x", "q2"], "status": [2, 3]}), &p));
+        assert!(!holds(&json!({"conditionType": "Quest", "target": "q2", "status": [4]}), &p));
+        assert!(!holds(&json!({"conditionType": "Quest", "target": "q3", "status": [4]}), &p));
+        assert!(holds(
+            &json!({"conditionType": "TraderLoyalty", "target": "t", "compareMethod": ">=", "value": 2}),
+            &p
+        ));
+        assert!(!holds(
+            &json!({"conditionType": "TraderLoyalty", "target": "u", "compareMethod": ">=", "value": 2}),
+            &p
+        ));
+        assert!(holds(
+            &json!({"conditionType": "TraderStanding", "target": "t", "compareMethod": ">", "value": 0.2}),
+            &p
+        ));
+        assert!(!holds(&json!({"conditionType": "Level", "compareMethod": "??", "value": 1}), &p));
+    }
+
+    #[test]
+    fn rewards_follow_editions() {
+        assert!(for_edition(&json!({}), "standard"));
+        assert!(!for_edition(&json!({"notAvailableInGameEditions": ["standard"]}), "standard"));
+        assert!(for_edition(&json!({"availableInGameEditions": ["standard"]}), "standard"));
+        assert!(!for_edition(&json!({"availableInGameEditions": ["edge_of_darkness"]}), "standard"));
+    }
+}
