@@ -10,6 +10,8 @@
 // Whole item templates are built with one `json!` each, deeper than the default macro limit.
 #![recursion_limit = "256"]
 
+pub mod spt;
+
 use serde_json::{Value, json};
 
 /// The roubles' template id.

@@ -8,6 +8,7 @@
 mod check;
 mod dev;
 mod gen_db;
+mod import_spt_db;
 mod mods;
 mod new;
 mod probe;
@@ -33,6 +34,9 @@ enum Command {
     Serve(serve::Args),
     /// Write a generated SPT-shaped database (deterministic): about 5 MB at 3000 items, 41 MB at 24000.
     GenDb(gen_db::Args),
+    /// Make an SPT database folder (as SPT ships it) into one db.json: each folder an object, each
+    /// `<name>.json` a member `<name>`; streamed, validated, written whole or not at all.
+    ImportSptDb(import_spt_db::Args),
     /// Load the root's mods (without serving, without touching its store) and print each one's grants,
     /// limits and routes, and which were left out and why.
     Mods(mods::Args),
@@ -71,6 +75,7 @@ fn main() {
     let result = match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::GenDb(args) => gen_db::run(args),
+        Command::ImportSptDb(args) => import_spt_db::run(args),
         Command::Mods(args) => mods::run(args),
         Command::Check(args) => check::run(args),
         Command::Reload(args) => reload::run(args),
