@@ -233,16 +233,6 @@ async fn quests_assort_and_repeatables_follow_the_profile() {
     assert_eq!((&open["StackObjectsCount"], &open["BuyRestrictionCurrent"]), (&json!(97), &json!(3)));
     assert_eq!(offer_ids(&data(addr, &format!("/client/trading/api/getTraderAssort/{TRADER}"), B).await), [OPEN]);
 
-    // Level 15: the daily and weekly periods, the same on the next call (written to the profile).
-    let periods = data(addr, "/client/repeatalbeQuests/activityPeriods", A).await;
-    let names: Vec<&Value> = periods.as_array().unwrap().iter().map(|p| &p["name"]).collect();
-    assert_eq!(names, [&json!("Daily"), &json!("Weekly")]);
-    assert!(periods[0]["endTime"].as_u64().unwrap() > 1_700_000_000);
-    for key in ["id", "activeQuests", "inactiveQuests", "changeRequirement", "freeChanges", "freeChangesAvailable"] {
-        assert!(!periods[0][key].is_null(), "{key}");
-    }
-    assert_eq!(data(addr, "/client/repeatalbeQuests/activityPeriods", A).await, periods);
-
     let friends = data(addr, "/client/friend/list", A).await;
     let last = friends["Friends"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
@@ -260,6 +250,23 @@ async fn quests_assort_and_repeatables_follow_the_profile() {
     );
     let statistic = data(addr, "/client/achievement/statistic", A).await;
     assert_eq!((&statistic["elements"][record(500)], &statistic["elements"][record(501)]), (&json!(50), &json!(0)));
+
+    // Level 15: the daily and weekly periods.
+    let periods = data(addr, "/client/repeatalbeQuests/activityPeriods", A).await;
+    let names: Vec<&Value> = periods.as_array().unwrap().iter().map(|p| &p["name"]).collect();
+    assert_eq!(names, [&json!("Daily"), &json!("Weekly")]);
+    assert!(periods[0]["endTime"].as_u64().unwrap() > 1_700_000_000);
+    for key in ["id", "activeQuests", "inactiveQuests", "changeRequirement", "freeChanges", "freeChangesAvailable"] {
+        assert!(!periods[0][key].is_null(), "{key}");
+    }
+    assert_eq!(data(addr, "/client/repeatalbeQuests/activityPeriods", A).await, periods);
+    // The periods are the profile's now: they run to their end time across calls and restarts.
+    let periods_again = periods.clone();
+    let server = with_store(server, move |get, _| {
+        assert_eq!(get(&format!("profile.{usec}"))["RepeatableQuests"], periods_again);
+    })
+    .await;
+    assert_eq!(data(server.addr, "/client/repeatalbeQuests/activityPeriods", A).await, periods);
 }
 
 #[tokio::test]
