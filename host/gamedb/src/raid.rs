@@ -17,15 +17,15 @@ use crate::{RIFLE, ROUBLES, hex_id, put};
 use serde_json::{Map, Value, json};
 
 /// The maps whose loot is generated (the menu's part generates their `base`).
-pub const MAPS: [&str; 3] = ["bigmap", "factory4_day", "woods"];
+pub(crate) const MAPS: [&str; 3] = ["bigmap", "factory4_day", "woods"];
 /// The bot roles generated.
-pub const ROLES: [&str; 4] = ["assault", "marksman", "bear", "usec"];
+pub(crate) const ROLES: [&str; 4] = ["assault", "marksman", "bear", "usec"];
 /// A static container's template: a drawer with a 4×4 `main` grid.
-pub const DRAWER: &str = "578f87b7245977356274f2cd";
+pub(crate) const DRAWER: &str = "578f87b7245977356274f2cd";
 /// The pockets' template (the one every new profile has).
-pub const POCKETS: &str = "627a4e6b255f7527fb05a0f6";
+pub(crate) const POCKETS: &str = "627a4e6b255f7527fb05a0f6";
 /// A secure container's template (2×2 `main`).
-pub const SECURE: &str = "544a11ac4bdc2d470e8b456a";
+pub(crate) const SECURE: &str = "544a11ac4bdc2d470e8b456a";
 
 /// How many generated templates the loot and bots draw from.
 const LOOT_TEMPLATES: u64 = 24;
@@ -121,7 +121,7 @@ fn add_templates(db: &mut Map<String, Value>) {
 
 /// A spawn point at `n`: a position, a probability, and two or three candidate items.
 fn loose_loot(pool: &[String], salt: u64) -> Value {
-    let spawnpoints: Vec<Value> = (0..40u64)
+    let spawnpoints: Vec<Value> = (0..8u64)
         .map(|n| {
             let candidates: Vec<(String, String)> = (0..(2 + n % 2))
                 .map(|k| (format!("{}", 1000 + n * 10 + k), pool[((n * 3 + k) as usize) % pool.len()].clone()))
@@ -158,11 +158,11 @@ fn loose_loot(pool: &[String], salt: u64) -> Value {
             "Root": hex_id(salt | 1 << 21), "Items": [{"_id": hex_id(salt | 1 << 21), "_tpl": RIFLE, "upd": {"StackObjectsCount": 1}}],
         },
     });
-    json!({"spawnpointCount": {"mean": 12.0, "std": 2.0}, "spawnpointsForced": [forced], "spawnpoints": spawnpoints})
+    json!({"spawnpointCount": {"mean": 5.0, "std": 1.0}, "spawnpointsForced": [forced], "spawnpoints": spawnpoints})
 }
 
 fn static_containers(map: &str, salt: u64) -> Value {
-    let containers: Vec<Value> = (0..8u64)
+    let containers: Vec<Value> = (0..4u64)
         .map(|n| {
             let id = hex_id(salt | 1 << 22 | n);
             json!({
@@ -295,6 +295,22 @@ fn config() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_raid_tables_are_small() {
+        let mut without = crate::database(30);
+        let with = without.to_string().len();
+        for map in MAPS {
+            for table in ["looseLoot", "staticContainers", "staticLoot", "staticAmmo"] {
+                without["locations"][map].as_object_mut().map(|m| m.shift_remove(table));
+            }
+        }
+        for top in ["bots", "match", "emulator"] {
+            without.as_object_mut().map(|m| m.shift_remove(top));
+        }
+        let size = with - without.to_string().len();
+        assert!(size < 64_000, "the raid's tables take {size} bytes of a small database");
+    }
 
     #[test]
     fn the_raid_tables_sit_at_spt_paths() {

@@ -16,8 +16,9 @@
 //!   `…/bot/limit/<type>` (bare);
 //! - `InsuranceStaticRouter` → `InsuranceController.Cost`: `/client/insurance/items/list/cost`.
 //!
-//! Store keys: `raid.<uid>`, the raid in progress: `{serverId, location, side, started, seed, issued:
-//! {<item id>: [<tpl>, <units>]}, issuedCount}`, every item the raid handed out (its loot at start, the
+//! Store keys: `raid.<uid>`, the raid in progress: `{serverId, raidId, location, side, started, seed, issued:
+//! {<item id>: [<tpl>, <units>]}, issuedCount}` (`serverId` is SPT's `<map>.<side> <seconds>`, which two
+//! raids in one second share; `raidId` is this raid's own), every item the raid handed out (its loot at start, the
 //! bots' inventories at each `bot/generate`), so its end can tell a found item from an invented one;
 //! `raidconfig.<uid>`, the last raid configuration the client sent.
 //!
@@ -237,7 +238,7 @@ struct RaidTimeRequest {
 fn raid_time(req: &Request) -> Result<Response> {
     let body: RaidTimeRequest = input::parse(req, "getRaidTime", MAX_BODY)?;
     let map = map_name(&body.location);
-    let Ok(minutes) = db::get::<f64>(&db::path(&["locations", &map, "base", "EscapeTimeLimit"])) else {
+    let Ok(minutes) = db::get::<Value>(&db::path(&["locations", &map, "base", "EscapeTimeLimit"])) else {
         return Ok(envelope::error(1, &format!("getRaidTime: no location `{map}`")));
     };
     let survive = db::get::<f64>("globals.config.exp.match_end.survived_seconds_requirement")
@@ -356,7 +357,7 @@ fn start(req: &Request) -> Result<Response> {
         issued_map.insert(item.id.clone(), json!([item.tpl, item.count]));
     }
     let record = json!({
-        "serverId": server_id, "location": map, "side": side, "started": now(), "seed": seed,
+        "serverId": server_id, "raidId": new_id(), "location": map, "side": side, "started": now(), "seed": seed,
         "issued": issued_map, "issuedCount": issued.len(),
     });
     store::set(&record_key(&uid), &record)?;

@@ -5,7 +5,8 @@
 //! (the stash, traders, quests…) and takes from the report only what the raid could change, validated:
 //!
 //! 1. A raid is open (`raid.<uid>`, written by `match/local/start`) and the report names its
-//!    `serverId`; a profile whose last ended raid (`_modhost.raid.last`) is this one refuses a second end.
+//!    `serverId`; a profile whose last ended raid (`_modhost.raid.last`, the record's `raidId`) is this
+//!    one refuses a second end.
 //! 2. The report is of this profile (`_id`) and its equipment root is the server's.
 //! 3. The raid's items are the report's subtrees of the equipment and quest-raid roots. Each has an id
 //!    of at most 64 `[A-Za-z0-9_-]`, a template the database knows, a slot, and a count of at least 1
@@ -180,7 +181,8 @@ pub(super) fn end(req: &Request) -> Result<Response> {
         Err(other) => return Err(other),
     };
     let mut doc = Doc::at(&key, version);
-    if doc.get(&[INDEX, "raid", "last"])? == body.server_id.as_str() {
+    let raid_id = record["raidId"].as_str().unwrap_or_default();
+    if doc.get(&[INDEX, "raid", "last"])? == raid_id {
         // Ended, and the record outlived it (a crash between the two writes): the record goes now.
         store::delete(&record_key(&uid))?;
         return Ok(refuse("this raid has already ended"));
@@ -332,7 +334,8 @@ fn apply(
     let old_xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0).max(0.0);
     let cap = setting("maxRaidExperience").as_f64().unwrap_or(500_000.0);
     let xp = reported.info.experience.unwrap_or(old_xp).clamp(old_xp, old_xp + cap).floor();
-    let marker = json!({"last": body.server_id, "result": body.results.result, "ended": profile::now()});
+    let marker = json!({"last": record["raidId"], "serverId": body.server_id, "result": body.results.result,
+                        "ended": profile::now()});
 
     if scav_raid && exit == Exit::Dead {
         // A dead scav is replaced by a new one, with its experience and skills.

@@ -11,7 +11,12 @@
 //! sits in the stash below the rows the Moves use: the stash holds most of a late-game profile, so a
 //! check that read all of the stash's children would show here.
 //!
-//! Not a test: it prints a table. `cargo run --release -p modhost-benches --bin profile-bench -- --help`.
+//! Then the same servers measure `match/local/end` (`--ends`, after a few warm-up raids): each raid is
+//! started (`match/local/start`, not timed) and ended as survived with the profile as `profile/list`
+//! answered it, stash and all, as the client reports it; the end's client p50 and the server's time
+//! per end (`--perf`) per profile size make a second table.
+//!
+//! Not a test: it prints two tables. `cargo run --release -p modhost-benches --bin profile-bench -- --help`.
 
 use anyhow::{Context as _, bail, ensure};
 use clap::Parser;
@@ -42,10 +47,19 @@ struct Args {
     /// Moves before measuring (the first converts a padded profile).
     #[arg(long, default_value_t = 30)]
     warmup: u32,
+    /// Measured raid ends per size (after 3 warm-up raids); 0 skips them.
+    #[arg(long, default_value_t = 40)]
+    ends: u32,
 }
 
 const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
 const MOVING: &str = "/client/game/profile/items/moving";
+const START: &str = "/client/match/local/start";
+const END: &str = "/client/match/local/end";
+/// The map the raids are on.
+const MAP: &str = "factory4_day";
+/// Raids before the ends are measured.
+const END_WARMUP: u32 = 3;
 /// The stash's rows in the bench's database: the 68 a real stash has, where the Moves go, and room
 /// below them for the padding.
 const STASH_ROWS: i64 = 12_000;
@@ -87,9 +101,9 @@ impl Measured {
 /// A phase of a `--perf` block: its name, total ms and calls.
 type PhaseTotal = (String, f64, f64);
 
-/// The `[route …/items/moving]` block of a `--perf` table: requests, and per phase (total ms, calls).
-fn perf_block(text: &str) -> Option<(u64, Vec<PhaseTotal>)> {
-    let header = format!("[route {MOVING}] requests ");
+/// The `[route <route>]` block of a `--perf` table: requests, and per phase (total ms, calls).
+fn perf_block(text: &str, route: &str) -> Option<(u64, Vec<PhaseTotal>)> {
+    let header = format!("[route {route}] requests ");
     let mut lines = text.lines().skip_while(|l| !l.starts_with(&header));
     let first = lines.next()?;
     let requests = first[header.len()..].split_whitespace().next()?.parse().ok()?;
@@ -106,19 +120,31 @@ fn perf_block(text: &str) -> Option<(u64, Vec<PhaseTotal>)> {
     Some((requests, phases))
 }
 
-/// Waits until the server's `perf.txt` shows `requests` Moves, and answers its Move block.
-async fn perf_at(root: &Path, requests: u64) -> anyhow::Result<Vec<PhaseTotal>> {
+/// Waits until the server's `perf.txt` shows `requests` of `route`, and answers its block.
+async fn perf_at(root: &Path, route: &str, requests: u64) -> anyhow::Result<Vec<PhaseTotal>> {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(10) {
         if let Ok(text) = std::fs::read_to_string(root.join("perf.txt"))
-            && let Some((seen, phases)) = perf_block(&text)
+            && let Some((seen, phases)) = perf_block(&text, route)
             && seen == requests
         {
             return Ok(phases);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    bail!("perf.txt never showed {requests} Moves")
+    bail!("perf.txt never showed {requests} requests of {route}")
+}
+
+/// Per phase, µs and calls per request between two `--perf` blocks over `n` requests.
+fn per_request(before: &[PhaseTotal], after: &[PhaseTotal], n: f64) -> Vec<(String, f64, f64)> {
+    after
+        .iter()
+        .map(|(name, ms, calls)| {
+            let (ms_before, calls_before) =
+                before.iter().find(|(b, _, _)| b == name).map_or((0.0, 0.0), |(_, m, c)| (*m, *c));
+            (name.clone(), (ms - ms_before) * 1e3 / n, (calls - calls_before) / n)
+        })
+        .collect()
 }
 
 /// A player's profile padded with SPT-shaped items to at least `bytes`: items of the generated
@@ -195,6 +221,13 @@ struct Run {
     last: (u32, u32),
     latencies_ms: Vec<f64>,
     perf_before: Vec<PhaseTotal>,
+    /// The profile as `profile/list` answered it: what each raid's end reports.
+    report: Value,
+    /// Raids ended, warm-up included; the timed ends' latencies, and the `--perf` block before them.
+    ended: u32,
+    end_latencies_ms: Vec<f64>,
+    end_body_bytes: usize,
+    end_perf_before: Vec<PhaseTotal>,
 }
 
 impl Run {
@@ -243,6 +276,11 @@ impl Run {
             last: (0, 0),
             latencies_ms: Vec::new(),
             perf_before: Vec::new(),
+            report: listed.clone(),
+            ended: 0,
+            end_latencies_ms: Vec::new(),
+            end_body_bytes: 0,
+            end_perf_before: Vec::new(),
         };
         Ok((run, listed))
     }
@@ -282,19 +320,64 @@ impl Run {
         Ok(())
     }
 
+    /// Runs `n` raids: each started (not timed), then ended as survived with the profile as listed;
+    /// `timed` keeps the ends' latencies.
+    async fn raids(&mut self, n: u32, timed: bool) -> anyhow::Result<()> {
+        for _ in 0..n {
+            if self.sent >= 500 {
+                self.client = Client::connect(self.server.addr).await?;
+                self.sent = 0;
+            }
+            let start = json!({"location": MAP, "playerSide": "pmc", "timeVariant": "CURR", "mode": "PVE_OFFLINE"});
+            let started = envelope(&self.client.send(&post(START, &start)).await?, "match/local/start")?;
+            let server_id = started["data"]["serverId"].as_str().context("start answered no serverId")?.to_owned();
+            self.ended += 1;
+            let mut report = self.report.clone();
+            report["Info"]["Experience"] = json!(self.ended * 10);
+            let body = json!({"serverId": server_id, "results": {"result": "Survived", "profile": report,
+                              "exitName": "Gate 3", "playTime": 600}});
+            let call = post(END, &body);
+            self.end_body_bytes = body.to_string().len();
+            let began = Instant::now();
+            let reply = self.client.send(&call).await?;
+            let took = began.elapsed();
+            self.sent += 2;
+            let answer = envelope(&reply, "match/local/end")?;
+            ensure!(answer["data"].is_null(), "match/local/end answered data: {}", answer["data"]);
+            if timed {
+                self.end_latencies_ms.push(took.as_secs_f64() * 1e3);
+            }
+        }
+        Ok(())
+    }
+
+    /// The server's time per measured raid end, by phase, and a check that the last end's experience
+    /// is in the profile.
+    async fn finish_ends(&mut self) -> anyhow::Result<Ended> {
+        let after = perf_at(self.root.path(), END, u64::from(self.ended)).await?;
+        let ends = self.end_latencies_ms.len() as f64;
+        let mut client = Client::connect(self.server.addr).await?;
+        let listed = list(&mut client).await?;
+        ensure!(
+            listed["Info"]["Experience"].as_f64() == Some(f64::from(self.ended * 10)),
+            "the last end is not in the profile: experience {}",
+            listed["Info"]["Experience"]
+        );
+        Ok(Ended {
+            label: self.label.clone(),
+            profile_bytes: self.profile_bytes,
+            body_bytes: self.end_body_bytes,
+            client_p50_ms: median(&self.end_latencies_ms),
+            server: per_request(&self.end_perf_before, &after, ends),
+        })
+    }
+
     /// The server's time per measured Move, by phase, once its `perf.txt` shows every Move; then
     /// checks that what the client reads is SPT's shape, holding every item, with the last Move applied.
     async fn finish(self) -> anyhow::Result<Measured> {
-        let perf_after = perf_at(self.root.path(), u64::from(self.moved)).await?;
+        let perf_after = perf_at(self.root.path(), MOVING, u64::from(self.moved)).await?;
         let moves = self.latencies_ms.len() as f64;
-        let server: Vec<(String, f64, f64)> = perf_after
-            .iter()
-            .map(|(name, ms, calls)| {
-                let (ms_before, calls_before) =
-                    self.perf_before.iter().find(|(n, _, _)| n == name).map_or((0.0, 0.0), |(_, m, c)| (*m, *c));
-                (name.clone(), (ms - ms_before) * 1e3 / moves, (calls - calls_before) / moves)
-            })
-            .collect();
+        let server = per_request(&self.perf_before, &perf_after, moves);
         let mut client = Client::connect(self.server.addr).await?;
         let after = list(&mut client).await?;
         let listed = after["Inventory"]["items"].as_array().context("profile/list answered no item array")?;
@@ -313,12 +396,34 @@ impl Run {
         })
     }
 }
+/// One size's raid ends.
+struct Ended {
+    label: String,
+    profile_bytes: usize,
+    body_bytes: usize,
+    client_p50_ms: f64,
+    server: Vec<(String, f64, f64)>,
+}
+
+impl Ended {
+    fn phase(&self, name: &str) -> f64 {
+        self.server.iter().find(|(n, _, _)| n == name).map_or(0.0, |(_, us, _)| *us)
+    }
+
+    fn calls(&self, name: &str) -> f64 {
+        self.server.iter().find(|(n, _, _)| n == name).map_or(0.0, |(_, _, calls)| *calls)
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let modhost = args.modhost.clone().map_or_else(sibling_modhost, Ok)?;
     let mut db = gamedb::database(args.items);
     db["templates"]["items"][STASH]["_props"]["Grids"][0]["_props"]["cellsV"] = json!(STASH_ROWS);
+    if db["locations"][MAP]["base"].is_null() {
+        db["locations"][MAP]["base"] = json!({"Id": MAP, "EscapeTimeLimit": 20, "Loot": []});
+    }
     let db = serde_json::to_vec(&db)?;
 
     // Every size's server runs at once and the Moves go round them a few at a time, so the machine's
@@ -333,7 +438,7 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("warming up (the first Move converts a padded profile)…");
     for run in &mut runs {
         run.moves(args.warmup, false).await?;
-        run.perf_before = perf_at(run.root.path(), u64::from(args.warmup)).await?;
+        run.perf_before = perf_at(run.root.path(), MOVING, u64::from(args.warmup)).await?;
     }
     eprintln!("measuring…");
     const TURN: u32 = 10;
@@ -341,6 +446,23 @@ async fn main() -> anyhow::Result<()> {
         for run in &mut runs {
             run.moves(TURN, true).await?;
         }
+    }
+    let mut ended = Vec::new();
+    if args.ends > 0 {
+        eprintln!("raids: warming up, then measuring match/local/end…");
+        for run in &mut runs {
+            run.raids(END_WARMUP, false).await?;
+            run.end_perf_before = perf_at(run.root.path(), END, u64::from(END_WARMUP)).await?;
+        }
+        for _ in 0..args.ends.div_ceil(TURN) {
+            for run in &mut runs {
+                run.raids(TURN, true).await?;
+            }
+        }
+        for run in &mut runs {
+            ended.push(run.finish_ends().await?);
+        }
+        // The ends changed each profile (experience, health): the Moves' final check lists it again.
     }
     let mut rows = Vec::new();
     for run in runs {
@@ -403,6 +525,61 @@ async fn main() -> anyhow::Result<()> {
             print!(" {:>9.1} ({:>4.1})", row.phase(phase), row.calls(phase));
         }
         println!();
+    }
+    if !ended.is_empty() {
+        println!(
+            "\nmatch/local/end, survived, the whole profile reported, {} measured ends per size (after {END_WARMUP} warm-up raids)",
+            args.ends.div_ceil(10) * 10
+        );
+        println!(
+            "{:<9} {:>10} {:>10} {:>13} {:>15} {:>10} {:>12} {:>12} {:>12}",
+            "profile",
+            "bytes",
+            "body bytes",
+            "client p50 ms",
+            "server total µs",
+            "guest µs",
+            "store get µs",
+            "store calls",
+            "store set µs"
+        );
+        for row in &ended {
+            let calls: f64 =
+                row.server.iter().filter(|(n, _, _)| n.starts_with("store")).map(|(n, _, _)| row.calls(n)).sum();
+            println!(
+                "{:<9} {:>10} {:>10} {:>13.3} {:>15.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1}",
+                row.label,
+                row.profile_bytes,
+                row.body_bytes,
+                row.client_p50_ms,
+                row.phase("total"),
+                row.phase("guest"),
+                row.phase("store get"),
+                calls,
+                row.phase("store set"),
+            );
+        }
+        println!("\nserver time per end by --perf phase, µs (calls per end)");
+        let mut phases: Vec<&str> = Vec::new();
+        for row in &ended {
+            for (name, _, _) in &row.server {
+                if !phases.contains(&name.as_str()) {
+                    phases.push(name);
+                }
+            }
+        }
+        print!("{:<18}", "phase");
+        for row in &ended {
+            print!(" {:>16}", row.label);
+        }
+        println!();
+        for phase in phases {
+            print!("{phase:<18}");
+            for row in &ended {
+                print!(" {:>9.1} ({:>4.1})", row.phase(phase), row.calls(phase));
+            }
+            println!();
+        }
     }
     Ok(())
 }
