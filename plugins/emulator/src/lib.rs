@@ -12,84 +12,46 @@
 //! through the notifier (`notify.rs`): its channel, and a chat message when a gift or a purchase
 //! arrives (`docs/realtime.md`).
 
+mod account;
 mod actions;
+mod boot;
 mod doc;
 mod gifts;
 mod input;
 mod inventory;
+mod launcher;
+mod menu;
 mod moving;
 mod notify;
 mod profile;
+mod raid;
+mod scav;
 mod shape;
 mod trading;
 
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
 
 fn router() -> Router {
-    Router::new()
-        .route("/client/game/version/validate", null_data)
-        .route("/client/game/config", game_config)
-        .route("/client/game/start", game_start)
-        .route("/client/game/keepalive", keepalive)
+    let router = Router::new()
         .route("/client/notifier/channel/create", notify::channel)
-        .route("/client/game/profile/list", profile::list)
-        .route("/client/game/profile/create", profile::create)
-        .route("/client/game/profile/select", profile::select)
         .route("/client/game/profile/items/moving", moving::moving)
-        .route("/launcher/ping", launcher_ping)
-        .route("/launcher/profiles", profile::launcher_profiles)
-        .route("/client/items", items)
-        .route("/client/globals", globals)
         .route("/client/handbook/templates", handbook)
-        .route("/client/languages", languages)
-        .prefix("/client/locale/", locale)
-        .provide_json("give-item", gifts::give_item)
+        .provide_json("give-item", gifts::give_item);
+    // Each phase of a client's session adds its own routes (`docs/game-routes.md` lists them).
+    let router = launcher::routes(router);
+    let router = boot::routes(router);
+    let router = menu::routes(router);
+    raid::routes(router)
 }
 
-fn null_data(_: &Request) -> Result<Response> {
-    Ok(envelope::null())
-}
-
-/// The backend's addresses, as the client will use them: this host.
-fn game_config(req: &Request) -> Result<Response> {
-    let host = format!("http://{}", req.header("host").unwrap_or("127.0.0.1:6969"));
-    let profile = profile::session_profile(req)?;
-    Ok(envelope::ok(&serde_json::json!({
-        "aid": profile,
-        "lang": "en",
-        "languages": {"en": "English"},
-        "ndaFree": false,
-        "taxonomy": 6,
-        "activeProfileId": profile,
-        "backend": {"Lobby": host, "Trading": host, "Messaging": host, "Main": host, "RagFair": host},
-        "useProtobuf": false,
-        "utc_time": now(),
-        "totalInGame": 0,
-    })))
-}
-
-fn game_start(_: &Request) -> Result<Response> {
-    Ok(envelope::ok(&serde_json::json!({"utc_time": now()})))
-}
-
-fn launcher_ping(_: &Request) -> Result<Response> {
-    Ok(Response::json(&serde_json::json!({"ok": true, "pong": true})))
+/// The backend's address as the client and the launcher will use it: this host, as the request
+/// named it.
+pub(crate) fn backend_url(req: &Request) -> String {
+    format!("http://{}", req.header("host").unwrap_or("127.0.0.1:6969"))
 }
 
 pub(crate) fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-fn keepalive(_: &Request) -> Result<Response> {
-    Ok(envelope::ok(&serde_json::json!({"msg": "OK", "utc_time": now()})))
-}
-
-fn items(_: &Request) -> Result<Response> {
-    Ok(envelope::ok_db("templates.items"))
-}
-
-fn globals(_: &Request) -> Result<Response> {
-    Ok(envelope::ok_db("globals"))
 }
 
 fn handbook(_: &Request) -> Result<Response> {
@@ -98,27 +60,6 @@ fn handbook(_: &Request) -> Result<Response> {
     } else {
         Ok(envelope::ok(&serde_json::json!({"Categories": [], "Items": []})))
     }
-}
-
-fn languages(_: &Request) -> Result<Response> {
-    if db::exists("locales.languages") {
-        Ok(envelope::ok_db("locales.languages"))
-    } else {
-        Ok(envelope::ok(&serde_json::json!({"en": "English"})))
-    }
-}
-
-/// `/client/locale/<lang>`: the language's table, else English, else `{}`. The language is reduced to
-/// letters, digits and `-` so it can never address anything but a locale.
-fn locale(req: &Request) -> Result<Response> {
-    let lang: String = req.rest().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(16).collect();
-    for candidate in [lang.as_str(), "en"] {
-        let path = db::path(&["locales", "global", candidate]);
-        if !candidate.is_empty() && db::exists(&path) {
-            return Ok(envelope::ok_db(&path));
-        }
-    }
-    Ok(envelope::ok_json("{}"))
 }
 
 export!(router());

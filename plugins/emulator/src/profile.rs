@@ -1,4 +1,6 @@
-//! Profiles: create, list, select, and which profile a session plays.
+//! Profiles: create, list, select, the nickname and status routes of the boot, and which profile a
+//! session plays. A session is either an account's (`account.rs`: login hands its id out as the
+//! session) or, for clients and tests that never meet the launcher, any id the client sends.
 //!
 //! Store keys (the emulator's namespace):
 //! - `profile.<uid>`: the profile document, in the stored shape (`shape.rs`: items keyed by id, with
@@ -6,6 +8,10 @@
 //! - `session.<session id>`: `{"uid": …}`, the profile the session plays;
 //! - `nicknames`: `{lower-case nickname: uid}`, shared by every session, so it is updated with
 //!   compare-and-set (`set_if_version`) and retried on conflict: two players cannot take one name.
+//!
+//! A new PMC is the start character of the account's edition and the chosen side
+//! (`templates.profiles.<edition>.<bear|usec>.character`, SPT's `templates/profiles.json`) with fresh
+//! item ids, as SPT's `CreateProfileService` makes it; a db without that table gets a built-in start.
 
 use crate::input;
 use crate::inventory::Templates;
@@ -86,8 +92,10 @@ pub(crate) fn open(key: &str, templates: &mut Templates) -> Result<Option<u64>> 
 
 /// The largest body `create` and `select` read: a nickname, a side and two ids.
 const MAX_BODY: usize = 4 << 10;
+/// SPT's `BackendErrorCodes.NicknameNotUnique`: the nickname is someone else's.
+const NICKNAME_NOT_UNIQUE: i32 = 225;
 /// SPT's `BackendErrorCodes.NicknameNotValid`, what its client shows for a refused nickname.
-const NICKNAME_NOT_VALID: i32 = 256;
+const NICKNAME_NOT_VALID: i32 = 226;
 /// SPT's bounds on a nickname, in characters (its client refuses to send a longer one).
 const NICKNAME_CHARS: std::ops::RangeInclusive<usize> = 3..=15;
 
@@ -113,6 +121,8 @@ struct Create {
     side: String,
     #[serde(default, rename = "headId")]
     head_id: String,
+    #[serde(default, rename = "voiceId")]
+    voice_id: String,
 }
 
 /// `/client/game/profile/create`: `{nickname, side, headId}` → `{"uid": …}`; binds the session.
@@ -126,6 +136,7 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
         return Ok(envelope::error(NICKNAME_NOT_VALID, &why));
     }
     let side = if body.side.eq_ignore_ascii_case("bear") { "Bear" } else { "Usec" };
+    let mut account = crate::account::load(session)?;
     let uid = new_id();
 
     // Claim the nickname in the shared index, retrying when another session wrote it first.
@@ -137,7 +148,7 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
             None => (BTreeMap::new(), None),
         };
         if names.contains_key(&lower) {
-            return Ok(envelope::error(255, "the nickname is already taken"));
+            return Ok(envelope::error(NICKNAME_NOT_UNIQUE, "The nickname is already in use"));
         }
         names.insert(lower.clone(), uid.clone());
         match store::set_if_version("nicknames", &names, version) {
@@ -152,20 +163,53 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     if !claimed {
         return Err(Error::failed("the nickname index kept changing; try again"));
     }
-    let profile = shape::stored(new_profile(&uid, &nickname, side, &body.head_id), &mut Templates::default());
+    let edition = match &account {
+        Some(account) => account.edition.clone(),
+        None => crate::account::pick_edition("").unwrap_or_default(),
+    };
+    let start = Start {
+        uid: &uid,
+        nickname: &nickname,
+        side,
+        head: &body.head_id,
+        voice: &body.voice_id,
+        scav: account.as_ref().map(|a| a.scav.as_str()),
+    };
+    let template = db::path(&["templates", "profiles", &edition, &side.to_lowercase(), "character"]);
+    let pmc = match db::exists(&template).then(|| db::get::<Value>(&template)).transpose()? {
+        Some(character) => from_template(character, &start),
+        None => new_profile(&start),
+    };
+    let profile = shape::stored(pmc, &mut Templates::default());
     store::set(&format!("profile.{uid}"), &profile)?;
     bind(session, &uid)?;
+    if let Some(account) = account.as_mut() {
+        // The account plays the new character; one it played before (a create after a wipe) goes.
+        let previous = account.profile.replace(uid.clone());
+        account.wipe = false;
+        crate::account::save(account)?;
+        if let Some(previous) = previous.filter(|p| *p != uid) {
+            discard(&previous)?;
+        }
+    }
     // After the writes: a subscriber may call back into the game for this profile.
     let created = json!({ "session": session, "uid": uid, "nickname": nickname, "side": side });
     crate::gifts::announce("profile.created", &created);
     Ok(envelope::ok(&json!({ "uid": uid })))
 }
 
-/// `/client/game/profile/list`: the session's profile (binding the only one there is, if the session
-/// has none yet).
+/// `/client/game/profile/list`: the session's PMC and its scav (`scav.rs`), or `[]` while the account
+/// has no character (new or wiped: the client then asks for one). A session that is no account and
+/// plays nothing yet is bound to the only profile there is, if there is exactly one (a profile brought
+/// in with `modhost store put`, played without the launcher).
 pub(crate) fn list(req: &Request) -> Result<Response> {
+    let account = crate::account::of_session(req.session())?;
+    if account.as_ref().is_some_and(|a| a.wipe || a.profile.is_none()) {
+        return Ok(envelope::ok_json("[]"));
+    }
     let mut uid = session_profile(req)?;
     if uid.is_none()
+        && account.is_none()
         && let Some(session) = req.session()
     {
         let all = store::list("profile.")?;
@@ -175,10 +219,15 @@ pub(crate) fn list(req: &Request) -> Result<Response> {
             uid = Some(only);
         }
     }
-    let profiles: Vec<Value> = match uid {
-        Some(uid) => load(&uid)?.map(shape::spt).into_iter().collect(),
-        None => Vec::new(),
-    };
+    let mut profiles: Vec<Value> = Vec::new();
+    if let Some(uid) = uid
+        && let Some(pmc) = load(&uid)?
+    {
+        profiles.push(shape::spt(pmc));
+        if let Some(scav) = crate::scav::for_list(&uid)? {
+            profiles.push(scav);
+        }
+    }
     Ok(envelope::ok(&profiles))
 }
 
@@ -198,32 +247,202 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
     }
     bind(session, &body.uid)?;
     crate::gifts::announce("profile.selected", &json!({ "session": session, "uid": body.uid }));
-    Ok(envelope::ok(&json!({ "status": "ok", "notifier": {}, "notifierServer": "" })))
+    Ok(envelope::ok(&json!({ "status": "ok" })))
 }
 
-/// The launcher's list: every profile, in short form, without the envelope.
-pub(crate) fn launcher_profiles(_: &Request) -> Result<Response> {
-    let mut out = Vec::new();
-    for key in store::list("profile.")? {
-        if let Some(p) = store::get::<Value>(&key)? {
-            out.push(json!({ "uid": p["_id"], "nickname": p["Info"]["Nickname"], "side": p["Info"]["Side"] }));
+/// Deletes the profile `uid` and frees its nickname (a wipe, a removed account).
+pub(crate) fn discard(uid: &str) -> Result<()> {
+    let key = format!("profile.{uid}");
+    let nickname = store::doc_get::<Value>(&key, "Info")?
+        .and_then(|(info, _)| info["Nickname"].as_str().map(str::to_lowercase))
+        .unwrap_or_default();
+    store::delete(&key)?;
+    for _ in 0..16 {
+        let Some((mut names, version)) = store::get_versioned::<BTreeMap<String, String>>("nicknames")? else {
+            return Ok(());
+        };
+        if names.get(&nickname).is_none_or(|owner| owner != uid) {
+            return Ok(());
+        }
+        names.remove(&nickname);
+        match store::set_if_version("nicknames", &names, Some(version)) {
+            Ok(_) => return Ok(()),
+            Err(Error::Conflict(_)) => continue,
+            Err(other) => return Err(other),
         }
     }
-    Ok(Response::json(&json!({ "ok": true, "profiles": out })))
+    Err(Error::failed("the nickname index kept changing; try again"))
 }
 
-fn new_profile(uid: &str, nickname: &str, side: &str, head: &str) -> Value {
+/// `/client/game/profile/nickname/reserved`: the name the creation screen proposes, the account's
+/// username (SPT's), else `SPTarkov`.
+pub(crate) fn reserved_nickname(req: &Request) -> Result<Response> {
+    let account = crate::account::of_session(req.session())?;
+    let name = account.map(|a| a.username).unwrap_or_else(|| "SPTarkov".to_owned());
+    Ok(envelope::ok(&name))
+}
+
+#[derive(Deserialize)]
+struct Nickname {
+    #[serde(default)]
+    nickname: String,
+}
+
+/// `/client/game/profile/nickname/validate`: `{nickname}` → `{"status": "ok"}`, or SPT's errors for
+/// a name that cannot be one (226) or is another player's (225).
+pub(crate) fn validate_nickname(req: &Request) -> Result<Response> {
+    let body: Nickname = input::parse(req, "profile/nickname/validate", MAX_BODY)?;
+    let nickname = body.nickname.trim();
+    if nickname.chars().count() < *NICKNAME_CHARS.start() {
+        return Ok(envelope::error(NICKNAME_NOT_VALID, "The nickname is too short"));
+    }
+    if let Err(why) = valid_nickname(nickname) {
+        return Ok(envelope::error(NICKNAME_NOT_VALID, &why));
+    }
+    let names: BTreeMap<String, String> = store::get("nicknames")?.unwrap_or_default();
+    let own = session_profile(req)?;
+    if names.get(&nickname.to_lowercase()).is_some_and(|owner| Some(owner) != own.as_ref()) {
+        return Ok(envelope::error(NICKNAME_NOT_UNIQUE, "The nickname is already in use"));
+    }
+    Ok(envelope::ok(&json!({ "status": "ok" })))
+}
+
+/// `/client/profile/status`: the scav and the PMC, both free (no raid under way), as SPT answers.
+pub(crate) fn status(req: &Request) -> Result<Response> {
+    let account = crate::account::of_session(req.session())?;
+    let uid = session_profile(req)?;
+    let savage = match &uid {
+        Some(uid) => store::doc_get::<Value>(&format!("profile.{uid}"), "savage")?
+            .and_then(|(s, _)| s.as_str().map(str::to_owned)),
+        None => None,
+    };
+    let scav = savage.or(account.map(|a| a.scav));
+    let free = |id: &str| json!({ "profileid": id, "status": "Free", "sid": "", "ip": "", "port": 0 });
+    let profiles: Vec<Value> = scav.iter().chain(uid.iter()).map(|id| free(id)).collect();
+    Ok(envelope::ok(&json!({ "maxPveCountExceeded": false, "profiles": profiles })))
+}
+
+#[derive(Deserialize)]
+struct Settings {
+    #[serde(default, rename = "memberCategory")]
+    member_category: Option<i64>,
+    #[serde(default, rename = "squadInviteRestriction")]
+    squad_invite_restriction: Option<bool>,
+}
+
+/// `/client/profile/settings`: `{memberCategory?, squadInviteRestriction?}` → into the PMC's `Info`;
+/// `true`, or `false` when the session plays no PMC (SPT's `SetChosenProfileIcon`).
+pub(crate) fn settings(req: &Request) -> Result<Response> {
+    let body: Settings = input::parse(req, "profile/settings", MAX_BODY)?;
+    let Some(uid) = session_profile(req)? else { return Ok(envelope::ok(&false)) };
+    let key = format!("profile.{uid}");
+    if load_info_exists(&key)? {
+        let mut patch = serde_json::Map::new();
+        if let Some(category) = body.member_category {
+            patch.insert("SelectedMemberCategory".to_owned(), json!(category));
+        }
+        if let Some(restriction) = body.squad_invite_restriction {
+            patch.insert("SquadInviteRestriction".to_owned(), json!(restriction));
+        }
+        if !patch.is_empty() {
+            store::doc_patch(&key, "Info", &Value::Object(patch))?;
+        }
+        return Ok(envelope::ok(&true));
+    }
+    Ok(envelope::ok(&false))
+}
+
+/// Is there a profile under `key` with an `Info` object to change?
+fn load_info_exists(key: &str) -> Result<bool> {
+    Ok(store::doc_get::<Value>(key, "Info")?.is_some_and(|(info, _)| info.is_object()))
+}
+
+/// What a new PMC is made of, beside its start.
+struct Start<'a> {
+    uid: &'a str,
+    nickname: &'a str,
+    side: &'a str,
+    head: &'a str,
+    voice: &'a str,
+    /// The account's scav id (SPT's `savage`), when the session is an account.
+    scav: Option<&'a str>,
+}
+
+/// The most items a start character may hold: the db is trusted, but every list is bounded.
+const MAX_START_ITEMS: usize = 10_000;
+
+/// A PMC from an edition's start character: every item gets a fresh id (and every reference to one
+/// follows it), and the player's choices go in.
+fn from_template(mut pmc: Value, start: &Start) -> Value {
+    let mut fresh: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    if let Some(items) = pmc["Inventory"]["items"].as_array_mut() {
+        items.truncate(MAX_START_ITEMS);
+        for item in items.iter() {
+            if let Some(id) = item["_id"].as_str() {
+                fresh.entry(id.to_owned()).or_insert_with(new_id);
+            }
+        }
+        for item in items.iter_mut() {
+            for member in ["_id", "parentId"] {
+                if let Some(id) = item[member].as_str().and_then(|id| fresh.get(id)) {
+                    item[member] = json!(id);
+                }
+            }
+        }
+    }
+    let inventory = &mut pmc["Inventory"];
+    for member in
+        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutCustomizationStashId"]
+    {
+        if let Some(id) = inventory[member].as_str().and_then(|id| fresh.get(id)) {
+            inventory[member] = json!(id);
+        }
+    }
+    for member in ["hideoutAreaStashes", "fastPanel"] {
+        if let Some(map) = inventory[member].as_object_mut() {
+            for value in map.values_mut() {
+                if let Some(id) = value.as_str().and_then(|id| fresh.get(id)) {
+                    *value = json!(id);
+                }
+            }
+        }
+    }
+    personalise(pmc, start)
+}
+
+/// The player's own members of a new PMC.
+fn personalise(mut pmc: Value, start: &Start) -> Value {
+    pmc["_id"] = json!(start.uid);
+    pmc["aid"] = json!(now());
+    pmc["savage"] = start.scav.map_or(Value::Null, |scav| json!(scav));
+    let info = &mut pmc["Info"];
+    info["Nickname"] = json!(start.nickname);
+    info["LowerNickname"] = json!(start.nickname.to_lowercase());
+    info["Side"] = json!(start.side);
+    info["RegistrationDate"] = json!(now());
+    if !start.voice.is_empty() {
+        info["Voice"] = json!(start.voice);
+        pmc["Customization"]["Voice"] = json!(start.voice);
+    }
+    if !start.head.is_empty() {
+        pmc["Customization"]["Head"] = json!(start.head);
+    }
+    pmc
+}
+
+/// The built-in start, for a db without `templates.profiles`.
+fn new_profile(start: &Start) -> Value {
     let (equipment, stash, quest_raid, quest_stash, sorting) = (new_id(), new_id(), new_id(), new_id(), new_id());
     let body_part = |max: u32| json!({ "Health": { "Current": max, "Maximum": max } });
-    json!({
-        "_id": uid,
-        "aid": now(),
+    let pmc = json!({
+        "_id": "",
+        "aid": 0,
         "savage": null,
         "Info": {
-            "Nickname": nickname, "LowerNickname": nickname.to_lowercase(), "Side": side, "Voice": "",
-            "Level": 1, "Experience": 0, "RegistrationDate": now(), "GameVersion": "standard",
+            "Nickname": "", "LowerNickname": "", "Side": "", "Voice": "",
+            "Level": 1, "Experience": 0, "RegistrationDate": 0, "GameVersion": "standard",
         },
-        "Customization": { "Head": head, "Body": "", "Feet": "", "Hands": "", "Voice": "", "DogTag": "" },
+        "Customization": { "Head": "", "Body": "", "Feet": "", "Hands": "", "Voice": "", "DogTag": "" },
         "Health": {
             "Hydration": { "Current": 100, "Maximum": 100 },
             "Energy": { "Current": 100, "Maximum": 100 },
@@ -264,5 +483,6 @@ fn new_profile(uid: &str, nickname: &str, side: &str, head: &str) -> Value {
         "TradersInfo": {},
         "WishList": {},
         "Achievements": {},
-    })
+    });
+    personalise(pmc, start)
 }

@@ -64,7 +64,7 @@ async fn the_boot_sequence_then_create_list_select() {
 
     // The launcher sees it, and everything survives a restart.
     let launcher = send(addr, &Call::get("/launcher/profiles")).await.unwrap().json();
-    assert_eq!(launcher["profiles"][0]["nickname"], "Runner");
+    assert_eq!(launcher[0]["nickname"], "Runner", "SPT's bare list of profile cards: {launcher}");
     let again = server.restart_builder();
     server.stop().await.unwrap();
     let server = again.start().await.unwrap();
@@ -87,15 +87,15 @@ async fn nickname_rules() {
         )
     };
     // SPT's bounds: 3 to 15 characters (counted as characters, not bytes), no control characters;
-    // a refused name is SPT's `NicknameNotValid` (256).
+    // a refused name is SPT's `NicknameNotValid` (226), a taken one its `NicknameNotUnique` (225).
     for refused in ["", "   ", "ab", "sixteen-chars-xx", "tab\there", "ÄÖÜäöüßÄÖÜäöüßÄ!"] {
         let answer = create(A, refused).await;
-        assert_eq!(answer["err"], 256, "{refused:?}: {answer}");
+        assert_eq!(answer["err"], 226, "{refused:?}: {answer}");
     }
     assert_eq!(create(A, "Taken").await["err"], 0);
     let again = create(B, "tAKEN").await;
-    assert_eq!(again["err"], 255, "{again}");
-    assert_eq!(again["errmsg"], "the nickname is already taken");
+    assert_eq!(again["err"], 225, "{again}");
+    assert_eq!(again["errmsg"], "The nickname is already in use");
     assert_eq!(create(B, "ÄÖÜäöüßÄÖÜäöüßÄ").await["err"], 0, "15 characters, 30 bytes");
 }
 
@@ -163,7 +163,7 @@ async fn concurrent_creates_of_one_nickname_on_different_sessions_let_exactly_on
         let answer = t.await.unwrap();
         match answer["err"].as_i64() {
             Some(0) => wins += 1,
-            Some(255) => {}
+            Some(225) => {}
             other => panic!("unexpected answer {other:?}: {answer}"),
         }
     }
