@@ -1,8 +1,10 @@
 //! The reference game: an SPT-style backend written as an ordinary modhost mod.
 //!
 //! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
-//! It answers the static tables by db reference (so they never cross into the guest), the client's
-//! boot sequence, profile create / list / select (`profile.rs`), and `items/moving` (`moving.rs`):
+//! It answers the SPT launcher (`launcher.rs`: accounts in `account.rs`), the client's boot
+//! (`boot.rs`: the static tables by db reference, so they never cross into the guest; profile create,
+//! list, select and status in `profile.rs`), the main menu (`menu.rs`), the raid (`raid.rs`,
+//! `scav.rs`), and `items/moving` (`moving.rs`):
 //! inventory actions (`actions.rs`) and buying from traders (`trading.rs`) over a shared inventory
 //! model (`inventory.rs`), each validated whole before it changes anything. Profiles are stored keyed
 //! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
