@@ -2,7 +2,13 @@
 //! benchmarks and a new player's first `db.json`. Each holds the roubles, a rifle, the stash, and
 //! `items` generated templates with a long tail of props; a handbook, globals with filler bot presets,
 //! English locales with three strings per item, and a trader selling the rifle: the tables and sizes
-//! the SPT client's boot sequence reads, so the benchmark mix meets a real database's shape.
+//! the SPT client's boot sequence reads, so the benchmark mix meets a real database's shape. Beside
+//! them, small and fixed in size, whatever else a client reads from the launcher to the end of a raid,
+//! one module per phase (`boot.rs`, `menu.rs`, `raid.rs`), so the default root answers every route.
+//!
+//! The paths mirror SPT's database folder (a folder is an object, `<name>.json` a member `<name>`), as
+//! `modhost import-spt-db` (`spt.rs`) writes a real one; what SPT reads from its configs, not its
+//! database, is under `configs.<file>`.
 //!
 //! About 1.7 KB of document per item: 30 items ≈ 50 KB, 3000 ≈ 5 MB, 10 000 ≈ 17 MB, 24 000 ≈ 41 MB.
 
@@ -10,9 +16,12 @@
 // Whole item templates are built with one `json!` each, deeper than the default macro limit.
 #![recursion_limit = "256"]
 
+mod boot;
+mod menu;
+mod raid;
 pub mod spt;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// The roubles' template id.
 pub const ROUBLES: &str = "5449016a4bdc2d6f028b456f";
@@ -152,7 +161,7 @@ pub fn database(items: u64) -> Value {
     let bot_presets: Vec<Value> = (0..items / 4)
         .map(|n| json!({"_id": hex_id(1 << 40 | n), "Role": "assault", "BotDifficulty": "normal", "VerticalRotationSpeed": 1.0, "HorizontalRotationSpeed": 1.0}))
         .collect();
-    json!({
+    let mut db = json!({
         "templates": {
             "items": templates,
             "handbook": {"Categories": [], "Items": handbook},
@@ -179,7 +188,33 @@ pub fn database(items: u64) -> Value {
         "hideout": {"areas": []},
         "locations": {},
         "settings": {"config": {}}
-    })
+    });
+    if let Some(db) = db.as_object_mut() {
+        boot::add(db);
+        menu::add(db);
+        raid::add(db);
+    }
+    db
+}
+
+/// Puts `value` at `path` in `db`, creating the objects on the way (a member that is not an object is
+/// replaced by one): how each part of the generator adds its tables beside the others'.
+pub(crate) fn put(db: &mut Map<String, Value>, path: &[&str], value: Value) {
+    match path {
+        [] => {}
+        [last] => {
+            db.insert((*last).to_owned(), value);
+        }
+        [first, rest @ ..] => {
+            let slot = db.entry(*first).or_insert(Value::Null);
+            if !slot.is_object() {
+                *slot = Value::Object(Map::new());
+            }
+            if let Value::Object(inner) = slot {
+                put(inner, rest, value);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
