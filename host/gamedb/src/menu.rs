@@ -1,7 +1,7 @@
 //! What the client's main menu reads from the database, generated small in SPT's shape:
 //!
 //! - `locations.base` (`{locations: {}, paths: […]}`: the routes between maps) and
-//!   `locations.<map>.base` for four maps (bigmap, factory4_day, woods, shoreline): SPT's
+//!   `locations.<map>.base` for three maps (bigmap, factory4_day, woods): SPT's
 //!   `LocationBase` with the members the menu and a raid read (`Id`, `_Id`, `Name`, `Enabled`,
 //!   `Locked`, `exits`, `waves`, `BossLocationSpawn`, `SpawnPointParams`, `AirdropParameters`, the
 //!   escape time, bot limits…). The raid's loot tables go beside them (`locations.<map>.looseLoot`…).
@@ -25,11 +25,10 @@ use crate::{RIFLE, ROUBLES, TRADER, hex_id, put};
 use serde_json::{Map, Value, json};
 
 /// The maps generated: (folder, `_Id`, `Name`, escape minutes).
-const MAPS: [(&str, &str, &str, u32); 4] = [
+const MAPS: [(&str, &str, &str, u32); 3] = [
     ("bigmap", "56f40101d2720b2a4d8b45d6", "Customs", 40),
     ("factory4_day", "55f2d3fd4bdc2d5f408b4567", "Factory", 20),
     ("woods", "5704e3c2d2720bac5b8b4567", "Woods", 40),
-    ("shoreline", "5704e554d2720bac5b8b456e", "Shoreline", 45),
 ];
 
 /// SPT's chat bots (`configs/core.json` `features.chatbotFeatures.ids`).
@@ -146,9 +145,9 @@ fn spawn_point(map: u64, n: u64, category: &str, side: &str, zone: &str) -> Valu
 }
 
 fn hideout(db: &mut Map<String, Value>) {
-    // (type, stages): 0 vents, 3 stash, 4 generator, 10 workbench, 11 intelligence center.
+    // (type, stages): 0 vents, 4 generator, 10 workbench, 11 intelligence center.
     let areas: Vec<Value> =
-        [(0u32, 3u32), (3, 4), (4, 3), (10, 3), (11, 3)].iter().map(|(kind, stages)| area(*kind, *stages)).collect();
+        [(0u32, 2u32), (4, 3), (10, 2), (11, 2)].iter().map(|(kind, stages)| area(*kind, *stages)).collect();
     put(db, &["hideout", "areas"], json!(areas));
     put(
         db,
@@ -272,20 +271,15 @@ fn quests(db: &mut Map<String, Value>) {
                 roubles(n, 5000 * n, editions),
             ],
         });
-        let finish = condition(
-            50 + n,
-            "HandoverItem",
-            json!({"target": [RIFLE], "value": 1, "onlyFoundInRaid": false, "minDurability": 0, "maxDurability": 100,
-                   "dogtagLevel": 0, "isEncoded": false}),
-        );
+        let finish =
+            condition(50 + n, "HandoverItem", json!({"target": [RIFLE], "value": 1, "onlyFoundInRaid": false}));
         table.insert(
             quest_id.clone(),
             json!({
                 "_id": quest_id, "QuestName": name, "traderId": TRADER, "location": "any", "type": "PickUp",
-                "side": "Pmc", "image": "/files/quest/icon/generated.jpg", "isKey": false, "restartable": false,
-                "instantComplete": false, "secretQuest": false, "canShowNotificationsInGame": true,
+                "side": "Pmc", "image": "/files/quest/icon/generated.jpg", "restartable": false,
+                "instantComplete": false, "secretQuest": false,
                 "name": format!("{quest_id} name"), "description": format!("{quest_id} description"),
-                "startedMessageText": format!("{quest_id} startedMessageText"),
                 "successMessageText": format!("{quest_id} successMessageText"),
                 "conditions": {"AvailableForStart": start, "AvailableForFinish": [finish], "Fail": []},
                 "rewards": rewards,
@@ -486,7 +480,7 @@ mod tests {
         let db = database(3);
         assert_eq!(db["locations"]["bigmap"]["base"]["_Id"], "56f40101d2720b2a4d8b45d6");
         assert!(db["locations"]["base"]["paths"].as_array().is_some_and(|p| !p.is_empty()));
-        assert!(db["hideout"]["areas"].as_array().is_some_and(|a| a.len() == 5));
+        assert!(db["hideout"]["areas"].as_array().is_some_and(|a| a.len() == 4));
         assert!(db["hideout"]["production"]["recipes"].is_array());
         assert_eq!(db["templates"]["quests"].as_object().map(|q| q.len()), Some(7));
         assert!(db["templates"]["prestige"]["elements"].is_array());

@@ -107,7 +107,7 @@ async fn every_menu_route_answers_in_the_clients_shape() {
     for key in ["exits", "waves", "BossLocationSpawn", "SpawnPointParams", "AirdropParameters"] {
         assert!(customs[key].as_array().is_some_and(|a| !a.is_empty()), "{key}");
     }
-    assert_eq!(locations["locations"].as_object().unwrap().len(), 4);
+    assert_eq!(locations["locations"].as_object().unwrap().len(), 3);
     assert!(locations["paths"].as_array().unwrap()[0]["Source"].is_string());
 
     let areas = data(addr, "/client/hideout/areas", A).await;
