@@ -17,7 +17,8 @@
 //! - **Config** (`config.default.json`, checked against `config.schema.json`; a player overrides it in
 //!   `<root>/mods/welcome-pack/config.json`): the starter `gifts` and the `blocked_nicknames`.
 //! - **Hook**: before the game's `/client/game/profile/create`, refuses a blocked nickname in the
-//!   game's place, with the envelope the client shows for a refused nickname (err 256).
+//!   game's place, with the envelope the client shows for a refused nickname (err 226, SPT's
+//!   `NicknameNotValid`).
 //! - **Event**: on the game's `profile.created`, gives the new profile the starter gifts…
 //! - **Call**: …through the game's `give-item`, and remembers what it gave (once per session).
 //! - `GET /welcome-pack/gifts`: the ids this session was given, `[]` before.
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 /// The game's route a new player's nickname arrives on.
 const CREATE: &str = "/client/game/profile/create";
 /// SPT's `BackendErrorCodes.NicknameNotValid`, what its client shows for a refused nickname.
-const NICKNAME_NOT_VALID: i32 = 256;
+const NICKNAME_NOT_VALID: i32 = 226;
 
 fn router() -> Router {
     Router::new().route("/welcome-pack/gifts", gifts).before(CREATE, screen_nickname).on("profile.created", welcome)

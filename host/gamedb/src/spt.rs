@@ -20,6 +20,12 @@
 //! deeper than [`MAX_FOLDER_DEPTH`] or larger than [`MAX_ENTRIES`], a document past the db's 4 GiB. A
 //! folder without `globals.json` and `templates/items.json` is not an SPT database. Files that are
 //! not `.json` (images, readmes) and hidden entries (`.git`, `.DS_Store`) are skipped and counted.
+//!
+//! SPT's configs (`configs/core.json`, `weather.json`, `inraid.json`, …) sit beside its database, not
+//! in it, yet the game reads some of their values (versions, the weather's seasons, the raid's
+//! rules). Given a configs folder, the import writes it as one more member of the root, `configs`,
+//! by the same rule (`configs/core.json` is `configs.core`); the game falls back to SPT's values for
+//! what a database without it lacks.
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -166,7 +172,9 @@ pub enum ImportError {
 
 /// Imports the SPT database `folder` into the document `out`, replacing it only when the whole import
 /// succeeded (the document is written to a hidden file beside `out`, then renamed over it).
-pub fn import(folder: &Path, out: &Path) -> Result<Summary, ImportError> {
+///
+/// `configs`: SPT's configs folder, imported as the member `configs` (see the module doc).
+pub fn import(folder: &Path, configs: Option<&Path>, out: &Path) -> Result<Summary, ImportError> {
     let started = Instant::now();
     check_database(folder)?;
     let aside = aside_path(folder, out)?;
@@ -174,7 +182,7 @@ pub fn import(folder: &Path, out: &Path) -> Result<Summary, ImportError> {
     // Removes the half document on every early return.
     let guard = RemoveOnDrop(Some(aside.clone()));
     let mut writer = BufWriter::with_capacity(1 << 20, file);
-    let mut summary = write_document(folder, &mut writer)?;
+    let mut summary = write_document(folder, configs, &mut writer)?;
     let file = writer.into_inner().map_err(|e| ImportError::Write { path: aside.clone(), source: e.into_error() })?;
     // On disk before the rename, so a crash cannot leave a renamed but empty db.json.
     file.sync_all().map_err(|source| ImportError::Write { path: aside.clone(), source })?;
@@ -186,12 +194,14 @@ pub fn import(folder: &Path, out: &Path) -> Result<Summary, ImportError> {
 }
 
 /// Writes the document of the SPT database `folder` to `out` (any writer), checking the folder's
-/// layout first. [`import`] is this plus the file handling.
-pub fn write_document(folder: &Path, out: &mut impl Write) -> Result<Summary, ImportError> {
+/// layout first, with `configs` as the member `configs` when given. [`import`] is this plus the file
+/// handling.
+pub fn write_document(folder: &Path, configs: Option<&Path>, out: &mut impl Write) -> Result<Summary, ImportError> {
     let started = Instant::now();
     check_database(folder)?;
     let mut walk = Walk {
         root: folder.to_owned(),
+        configs: configs.map(Path::to_owned),
         out: Counted { inner: out, written: 0 },
         summary: Summary::default(),
         ancestors: Vec::new(),
@@ -302,6 +312,8 @@ pub fn member_name(name: &str) -> String {
 /// The walk over the folder, writing as it goes.
 struct Walk<'a, W: Write> {
     root: PathBuf,
+    /// SPT's configs folder, written as the root's member `configs`.
+    configs: Option<PathBuf>,
     out: Counted<'a, W>,
     summary: Summary,
     /// The canonical paths of the folders being written, outermost first: a symlink to one of them is
@@ -372,6 +384,12 @@ impl<W: Write> Walk<'_, W> {
             } else {
                 self.skip(path);
             }
+        }
+        if dir == self.root
+            && let Some(configs) = &self.configs
+        {
+            // A `configs` folder inside the database as well is two members of one name (refused below).
+            members.push(Member { name: "configs".to_owned(), path: configs.clone(), folder: true });
         }
         members.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(pair) = members.windows(2).find(|pair| pair[0].name == pair[1].name) {
@@ -615,7 +633,7 @@ mod tests {
 
     fn document(dir: &Path) -> Result<(String, Summary), ImportError> {
         let mut out = Vec::new();
-        let summary = write_document(dir, &mut out)?;
+        let summary = write_document(dir, None, &mut out)?;
         Ok((String::from_utf8(out).unwrap(), summary))
     }
 
@@ -631,6 +649,27 @@ mod tests {
         let (text, _) = document(dir.path()).unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc[r#"we"ird\name"#], serde_json::json!([1]), "{text}");
+    }
+
+    #[test]
+    fn a_configs_folder_becomes_the_roots_configs_member_once() {
+        let dir = database();
+        let configs = tempfile::tempdir().unwrap();
+        fs::write(configs.path().join("core.json"), r#"{"sptVersion": "4.0.0"}"#).unwrap();
+        fs::write(configs.path().join("weather.json"), r#"{"acceleration": 7}"#).unwrap();
+        let mut out = Vec::new();
+        write_document(dir.path(), Some(configs.path()), &mut out).unwrap();
+        let doc: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["configs"]["core"]["sptVersion"], "4.0.0");
+        assert_eq!(doc["configs"]["weather"]["acceleration"], 7);
+        let names: Vec<&String> = doc.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["configs", "globals", "templates"], "in sorted order with the others");
+
+        // A database that has a `configs` of its own as well: two members of one name.
+        fs::create_dir(dir.path().join("configs")).unwrap();
+        let mut out = Vec::new();
+        let twice = write_document(dir.path(), Some(configs.path()), &mut out);
+        assert!(matches!(twice, Err(ImportError::Duplicate { .. })), "{twice:?}");
     }
 
     #[test]
@@ -753,17 +792,17 @@ mod tests {
         let out = outdir.path().join("db.json");
         fs::write(&out, "old").unwrap();
         fs::write(dir.path().join("bad.json"), "{").unwrap();
-        assert!(import(dir.path(), &out).is_err());
+        assert!(import(dir.path(), None, &out).is_err());
         assert_eq!(fs::read_to_string(&out).unwrap(), "old");
         assert_eq!(fs::read_dir(outdir.path()).unwrap().count(), 1, "the half document is removed");
         fs::remove_file(dir.path().join("bad.json")).unwrap();
-        let summary = import(dir.path(), &out).unwrap();
+        let summary = import(dir.path(), None, &out).unwrap();
         assert_eq!(fs::metadata(&out).unwrap().len(), summary.bytes_out);
         assert_eq!(fs::read_dir(outdir.path()).unwrap().count(), 1);
 
         let missing = outdir.path().join("nope/db.json");
-        assert!(matches!(import(dir.path(), &missing), Err(ImportError::Out { .. })));
+        assert!(matches!(import(dir.path(), None, &missing), Err(ImportError::Out { .. })));
         let inside = dir.path().join("db.json");
-        assert!(matches!(import(dir.path(), &inside), Err(ImportError::Out { .. })));
+        assert!(matches!(import(dir.path(), None, &inside), Err(ImportError::Out { .. })));
     }
 }

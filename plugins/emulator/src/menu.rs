@@ -17,7 +17,7 @@
 //! Per player, read by path (`store::doc_get`), never the whole profile:
 //! - the profile (`profile.<uid>`, see `profile.rs`): its `Info` for friends, the secure container
 //!   in its equipment for the default builds, `Achievements` (member names only) for the statistic;
-//! - `account.<uid>` (store key): what SPT's full profile keeps beside the character, in SPT's
+//! - `userdata.<uid>` (store key): what SPT's full profile keeps beside the character, in SPT's
 //!   spelling: `userbuilds` (`{equipmentBuilds, weaponBuilds, magazineBuilds}`), `dialogues` (by
 //!   dialogue id), `friends` (profile ids) and `customisationUnlocks`. Absent means empty.
 
@@ -93,9 +93,9 @@ pub(crate) fn doc_read<T: DeserializeOwned>(key: &str, path: &[&str]) -> Result<
         .map_err(|e| modhost_sdk::Error::Invalid(format!("`{}` in {key}: {e}", path.join("."))))
 }
 
-/// A member of the player's `account.<uid>` document (SPT's full-profile members).
-fn account<T: DeserializeOwned>(uid: &str, member: &str) -> Result<Option<T>> {
-    doc_read(&format!("account.{uid}"), &[member])
+/// A member of the player's `userdata.<uid>` document (SPT's full-profile members).
+fn userdata<T: DeserializeOwned>(uid: &str, member: &str) -> Result<Option<T>> {
+    doc_read(&format!("userdata.{uid}"), &[member])
 }
 
 /// The body, when the client sends one, parsed as a JSON object: a route whose SPT request type has
@@ -336,7 +336,7 @@ fn locations(_: &Request) -> Result<Response> {
 // ---------------------------------------------------------------------------------------------------
 // Builds (BuildStaticRouter → BuildsCallbacks.GetBuilds → BuildController.GetUserBuilds)
 
-/// `/client/builds/list`: the player's builds (`account.<uid>.userbuilds`), then SPT's default
+/// `/client/builds/list`: the player's builds (`userdata.<uid>.userbuilds`), then SPT's default
 /// equipment presets (`templates.defaultEquipmentPresets`) with their secure container made the one
 /// the player wears, as SPT does.
 fn builds(req: &Request) -> Result<Response> {
@@ -344,7 +344,7 @@ fn builds(req: &Request) -> Result<Response> {
         Ok(uid) => uid,
         Err(answer) => return Ok(answer),
     };
-    let mut builds: Map<String, Value> = account(&uid, "userbuilds")?.unwrap_or_default();
+    let mut builds: Map<String, Value> = userdata(&uid, "userbuilds")?.unwrap_or_default();
     for kind in ["equipmentBuilds", "weaponBuilds", "magazineBuilds"] {
         if !builds.get(kind).is_some_and(Value::is_array) {
             builds.insert(kind.to_owned(), json!([]));
@@ -385,11 +385,11 @@ const MAX_FRIENDS: usize = 1000;
 const MAX_DIALOGUES: usize = 1000;
 
 /// `/client/friend/list`: the enabled chat bots (`configs.core.features.chatbotFeatures`), then the
-/// player's friends (`account.<uid>.friends`) that still have a profile, as `UserDialogInfo`.
+/// player's friends (`userdata.<uid>.friends`) that still have a profile, as `UserDialogInfo`.
 fn friends(req: &Request) -> Result<Response> {
     let mut friends = chat_bots();
     if let Ok(uid) = player(req, "the friend list")? {
-        let ids: Vec<String> = account(&uid, "friends")?.unwrap_or_default();
+        let ids: Vec<String> = userdata(&uid, "friends")?.unwrap_or_default();
         for friend in ids.iter().filter(|id| profile::is_id(id)).take(MAX_FRIENDS) {
             let Some(info) = doc_read::<Value>(&format!("profile.{friend}"), &["Info"])? else { continue };
             let aid = doc_read::<Value>(&format!("profile.{friend}"), &["aid"])?.unwrap_or(json!(0));
@@ -439,7 +439,7 @@ fn chat_bots() -> Vec<Value> {
     bots
 }
 
-/// `/client/mail/dialog/list`: one `DialogueInfo` per dialogue in `account.<uid>.dialogues`, with its
+/// `/client/mail/dialog/list`: one `DialogueInfo` per dialogue in `userdata.<uid>.dialogues`, with its
 /// newest message as the preview.
 fn mail_dialogs(req: &Request) -> Result<Response> {
     typed_body(req, "mail/dialog/list")?;
@@ -447,7 +447,7 @@ fn mail_dialogs(req: &Request) -> Result<Response> {
         Ok(uid) => uid,
         Err(answer) => return Ok(answer),
     };
-    let dialogues: Map<String, Value> = account(&uid, "dialogues")?.unwrap_or_default();
+    let dialogues: Map<String, Value> = userdata(&uid, "dialogues")?.unwrap_or_default();
     const NPC_TRADER: u32 = 1;
     let list: Vec<Value> = dialogues
         .iter()
@@ -488,7 +488,7 @@ fn chat_servers(req: &Request) -> Result<Response> {
 /// player's own unlocks. By reference when the player has none.
 fn customization_storage(req: &Request) -> Result<Response> {
     let unlocks: Vec<Value> = match player(req, "the customization storage")? {
-        Ok(uid) => account(&uid, "customisationUnlocks")?.unwrap_or_default(),
+        Ok(uid) => userdata(&uid, "customisationUnlocks")?.unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     if unlocks.is_empty() {
@@ -505,7 +505,7 @@ fn customization_unlocks(req: &Request) -> Result<Response> {
         Ok(uid) => uid,
         Err(answer) => return Ok(answer),
     };
-    let unlocks: Vec<Value> = account(&uid, "customisationUnlocks")?.unwrap_or_default();
+    let unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
     Ok(envelope::ok(&unlocks))
 }
 

@@ -39,6 +39,19 @@ pub(crate) fn ensure(uid: &str) -> Result<Option<Value>> {
     }
 }
 
+/// The id a scav of the PMC `uid` has: the one it had (a dead scav's successor keeps it), else the
+/// PMC's `savage` (the account's scav id, which the launcher's card and `/client/profile/status`
+/// name), else a new one.
+fn scav_id(uid: &str, previous: Option<&Value>) -> Result<String> {
+    let had = previous.and_then(|p| p["_id"].as_str()).map(str::to_owned);
+    let named = match had {
+        Some(id) => Some(id),
+        None => store::doc_get::<Value>(&format!("profile.{uid}"), "savage")?
+            .and_then(|(v, _)| v.as_str().map(str::to_owned)),
+    };
+    Ok(named.filter(|id| crate::profile::is_id(id)).unwrap_or_else(crate::profile::new_id))
+}
+
 /// A fresh scav for the PMC `uid` (account `aid`), in the stored shape; `previous` (a scav being
 /// replaced) gives its experience, level, skills and stats.
 pub(crate) fn generate(uid: &str, aid: &Value, previous: Option<&Value>) -> Result<Value> {
@@ -47,8 +60,7 @@ pub(crate) fn generate(uid: &str, aid: &Value, previous: Option<&Value>) -> Resu
     let mut rng = Rng::new(seed());
     let mut templates = Templates::default();
     let mut scav = raid_bots::bot(&base, &kind, "assault", "normal", &mut rng, &mut templates);
-    let id = crate::profile::new_id();
-    scav["_id"] = json!(id);
+    scav["_id"] = json!(scav_id(uid, previous)?);
     scav["aid"] = aid.clone();
     scav["savage"] = Value::Null;
     let info = &mut scav["Info"];

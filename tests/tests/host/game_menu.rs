@@ -54,7 +54,7 @@ fn offer_ids(assort: &Value) -> Vec<&str> {
     assort["items"].as_array().unwrap().iter().map(|i| i["_id"].as_str().unwrap()).collect()
 }
 
-/// Stops `server`, lets `change` edit the emulator's store (`profile.<uid>`, `account.<uid>`…) as
+/// Stops `server`, lets `change` edit the emulator's store (`profile.<uid>`, `userdata.<uid>`…) as
 /// JSON documents, and starts it again on the same root.
 async fn with_store(
     server: TestServer,
@@ -201,7 +201,7 @@ async fn quests_assort_and_repeatables_follow_the_profile() {
         profile["TraderPurchases"] = json!({TRADER: {OPEN: {"count": 3, "purchaseTimestamp": 1}}});
         profile["Achievements"] = json!({record(500): 1_700_000_000});
         set(&key, &profile);
-        set(&format!("account.{usec}"), &json!({
+        set(&format!("userdata.{usec}"), &json!({
             "friends": [bear],
             "customisationUnlocks": [{"id": "suit0000000000000000000a", "source": "unlockedInGame", "type": "suite"}],
             "userbuilds": {"weaponBuilds": [{"Id": "w1", "Name": "Mine", "Root": "r", "Items": []}]},

@@ -12,11 +12,27 @@ pub(crate) struct Args {
     /// replaced only when the whole import succeeded; write it as `<root>/db.json` to serve it.
     #[arg(long, default_value = "db.json")]
     out: PathBuf,
+    /// SPT's configs folder (`core.json`, `weather.json`, `inraid.json`…), imported as the db's
+    /// `configs`, whose values the game reads. Default: the `configs` folder beside FOLDER when it
+    /// holds `core.json` (where SPT keeps it); without one the game uses SPT's default values.
+    #[arg(long)]
+    configs: Option<PathBuf>,
+}
+
+/// The configs folder to import: the one named, else SPT's beside the database, if there.
+fn configs_folder(args: &Args) -> Option<PathBuf> {
+    if args.configs.is_some() {
+        return args.configs.clone();
+    }
+    let beside = args.folder.parent()?.join("configs");
+    beside.join("core.json").is_file().then_some(beside)
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     // The message already holds its cause; `{:#}` would print the cause twice.
-    let summary = modhost_gamedb::spt::import(&args.folder, &args.out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let configs = configs_folder(&args);
+    let summary =
+        modhost_gamedb::spt::import(&args.folder, configs.as_deref(), &args.out).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mb = |bytes: u64| bytes as f64 / 1e6;
     eprintln!(
         "imported {} ({} JSON files in {} folders, {:.1} MB) into {} ({:.1} MB) in {:.2} s",
@@ -28,6 +44,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         mb(summary.bytes_out),
         summary.elapsed.as_secs_f64(),
     );
+    match &configs {
+        Some(configs) => eprintln!("with SPT's configs from {} (the db's `configs`)", configs.display()),
+        None => eprintln!("no configs folder beside it (--configs): the game uses SPT's default settings"),
+    }
     if summary.skipped > 0 {
         let shown: Vec<String> = summary.skipped_examples.iter().map(|p| p.display().to_string()).collect();
         let more = if summary.skipped > shown.len() as u64 { ", …" } else { "" };
