@@ -12,7 +12,8 @@
 //! `gifts.rs`: the function `give-item`, and the events it emits (`profile.created`,
 //! `profile.selected`, `items.moved`, `trade.done`; `docs/mods-together.md`). It tells the client
 //! through the notifier (`notify.rs`): its channel, and a chat message when a gift or a purchase
-//! arrives (`docs/realtime.md`).
+//! arrives (`docs/realtime.md`). Each route, by phase, with where its shape comes from in SPT's source:
+//! `docs/game.md`.
 
 mod account;
 mod actions;

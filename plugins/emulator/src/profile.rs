@@ -9,6 +9,10 @@
 //! - `nicknames`: `{lower-case nickname: uid}`, shared by every session, so it is updated with
 //!   compare-and-set (`set_if_version`) and retried on conflict: two players cannot take one name.
 //!
+//! The other modules' keys: `account.<id>` and `usernames` (`account.rs`), `scav.<uid>` (`scav.rs`),
+//! `userdata.<uid>` (`menu.rs`), `raid.<uid>` and `raidconfig.<uid>` (`raid.rs`); all of them in one
+//! table in `docs/game.md`.
+//!
 //! A new PMC is the start character of the account's edition and the chosen side
 //! (`templates.profiles.<edition>.<bear|usec>.character`, SPT's `templates/profiles.json`) with fresh
 //! item ids, as SPT's `CreateProfileService` makes it; a db without that table gets a built-in start.
