@@ -87,7 +87,11 @@ fn gen_db_writes_a_document_the_server_serves() {
     let mut text = String::new();
     flate2::read::ZlibDecoder::new(&body[..]).read_to_string(&mut text).unwrap();
     let items: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(items["data"].as_object().unwrap().len(), 53, "50 generated + roubles, rifle, stash");
+    assert_eq!(
+        items["data"].as_object().unwrap().len(),
+        56,
+        "50 generated + roubles, rifle, stash + the raid's drawer, pockets and secure container"
+    );
 }
 
 #[test]
