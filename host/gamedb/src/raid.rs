@@ -7,9 +7,11 @@
 //!   `bots.core` and `bots.base` (the bot profile every generated bot starts from);
 //! - `match.metrics` (the client's metrics configuration), `templates.locationServices` (the
 //!   `serverSettings` of `match/local/start`);
-//! - `emulator.raid`: what SPT computes from its config files (`configs/inraid.json`, `bot.json`,
-//!   `lostondeath.json`, `health.json`, `weather.json`), which are not database: our own path, read by
-//!   the emulator's `raid.rs` (which falls back to the same values when a database lacks it);
+//! - what a raid reads of SPT's config files (not database), at their place in them:
+//!   `configs.inraid.{raidMenuSettings, playerScavHostileChancePercent}`, `configs.bot.{bosses,
+//!   maxBotCap, presetBatch}`, `configs.lostondeath`, `configs.health.healthMultipliers`; and our own
+//!   settings under `emulator.raid` (the experience cap, the local weather's ranges). The emulator's
+//!   `raid.rs` falls back to the same values when a database lacks them;
 //! - the templates the raid needs and a small database may lack (the drawer, the pockets with their
 //!   grids and special slots, a secure container), each only when absent.
 
@@ -70,7 +72,7 @@ pub(crate) fn add(db: &mut Map<String, Value>) {
             "BTRServerSettings": {"ChanceSpawn": 0.0, "SpawnPeriod": {"x": 0, "y": 0}, "MoveSpeed": 22.0, "ServerMapBTRSettings": {}},
         }),
     );
-    put(db, &["emulator", "raid"], config());
+    configs(db);
 }
 
 /// The templates loot and bots draw from: the first generated ones, and the roubles.
@@ -268,28 +270,49 @@ fn bot_base() -> Value {
     })
 }
 
-/// What SPT reads from its config files for a raid, under our own path `emulator.raid`.
-fn config() -> Value {
-    json!({
-        "raidMenuSettings": {"aiAmount": "AsOnline", "aiDifficulty": "AsOnline", "bossEnabled": true, "scavWars": false,
-                             "taggedAndCursed": false, "enablePve": true, "randomWeather": false, "randomTime": false},
-        "playerScavHostileChancePercent": 15,
-        "bosses": ["bossBully", "bossGluhar", "bossKilla", "bossKojaniy", "bossSanitar", "bossTagilla", "bossKnight", "bossZryachiy"],
-        "maxBotCap": {"default": 18, "bigmap": 26, "factory4_day": 12, "woods": 23},
-        "presetBatch": {"assault": 20, "marksman": 10, "pmcBEAR": 10, "pmcUSEC": 10},
-        "lostOnDeath": {"equipment": {"ArmBand": false, "Compass": false, "Headwear": true, "Earpiece": true, "FaceCover": true,
-                                      "ArmorVest": true, "Eyewear": true, "TacticalVest": true, "PocketItems": true, "Backpack": true,
-                                      "Holster": true, "FirstPrimaryWeapon": true, "SecondPrimaryWeapon": true, "Scabbard": false,
-                                      "SecuredContainer": false},
-                        "questItems": true, "specialSlotItems": false},
-        "deathHealthMultiplier": 0.3,
-        "survivedSecondsRequirement": 420,
-        "maxRaidExperience": 500000,
-        "season": 0,
-        "weather": {"temp": [10, 25], "pressure": [750, 770], "cloud": [-1.0, 1.0], "wind_speed": [0, 4],
-                    "wind_gustiness": [0.0, 1.0], "rain": [1, 3], "rain_intensity": [0.0, 0.5], "fog": [0.0, 0.02],
-                    "periodSeconds": 1800, "periods": 8},
-    })
+/// What a raid reads of SPT's config files, each at its place in them (`configs.<file>.<member>`, as
+/// `modhost import-spt-db` brings a real configs folder), and the settings of our own
+/// (`emulator.raid`): SPT's values, with the bots' tables cut to the generated maps and roles.
+fn configs(db: &mut Map<String, Value>) {
+    let inraid = json!({"aiAmount": "AsOnline", "aiDifficulty": "AsOnline", "bossEnabled": true, "scavWars": false,
+                        "taggedAndCursed": false, "enablePve": true, "randomWeather": false, "randomTime": false});
+    put(db, &["configs", "inraid", "raidMenuSettings"], inraid);
+    put(db, &["configs", "inraid", "playerScavHostileChancePercent"], json!(15));
+    let bosses = json!([
+        "bossBully",
+        "bossGluhar",
+        "bossKilla",
+        "bossKojaniy",
+        "bossSanitar",
+        "bossTagilla",
+        "bossKnight",
+        "bossZryachiy"
+    ]);
+    put(db, &["configs", "bot", "bosses"], bosses);
+    put(db, &["configs", "bot", "maxBotCap"], json!({"default": 18, "bigmap": 26, "factory4_day": 12, "woods": 23}));
+    put(db, &["configs", "bot", "presetBatch"], json!({"assault": 20, "marksman": 10, "pmcBEAR": 10, "pmcUSEC": 10}));
+    put(
+        db,
+        &["configs", "lostondeath"],
+        json!({"equipment": {"ArmBand": false, "Compass": false, "Headwear": true, "Earpiece": true, "FaceCover": true,
+                             "ArmorVest": true, "Eyewear": true, "TacticalVest": true, "PocketItems": true, "Backpack": true,
+                             "Holster": true, "FirstPrimaryWeapon": true, "SecondPrimaryWeapon": true, "Scabbard": false,
+                             "SecuredContainer": false},
+               "questItems": true, "specialSlotItems": false}),
+    );
+    put(db, &["configs", "health", "healthMultipliers"], json!({"death": 0.3, "blacked": 0.1}));
+    put(
+        db,
+        &["emulator", "raid"],
+        json!({
+            "survivedSecondsRequirement": 420,
+            "maxRaidExperience": 500000,
+            "season": 0,
+            "weather": {"temp": [10, 25], "pressure": [750, 770], "cloud": [-1.0, 1.0], "wind_speed": [0, 4],
+                        "wind_gustiness": [0.0, 1.0], "rain": [1, 3], "rain_intensity": [0.0, 0.5], "fog": [0.0, 0.02],
+                        "periodSeconds": 1800, "periods": 8},
+        }),
+    );
 }
 
 #[cfg(test)]
@@ -332,6 +355,7 @@ mod tests {
         }
         assert!(db["match"]["metrics"]["Keys"].is_array());
         assert_eq!(db["templates"]["items"][DRAWER]["_props"]["Grids"][0]["_name"], "main");
-        assert!(db["emulator"]["raid"]["lostOnDeath"]["equipment"]["SecuredContainer"] == false);
+        assert!(db["configs"]["lostondeath"]["equipment"]["SecuredContainer"] == false);
+        assert_eq!(db["configs"]["health"]["healthMultipliers"]["death"], 0.3);
     }
 }

@@ -22,9 +22,11 @@
 //! bots' inventories at each `bot/generate`), so its end can tell a found item from an invented one;
 //! `raidconfig.<uid>`, the last raid configuration the client sent.
 //!
-//! What SPT computes from its config files (`inraid.json`, `bot.json`, `lostondeath.json`,
-//! `health.json`, `weather.json`) is read from our db path `emulator.raid` (the generator writes it);
-//! a database without it gets SPT's values ([`setting`]).
+//! What SPT reads from its config files (`inraid.json`, `bot.json`, `lostondeath.json`, `health.json`)
+//! is read at its place in them under the db's `configs` (`configs.bot.maxBotCap`…: the generator
+//! writes them, `modhost import-spt-db` brings a real configs folder); our own settings (the
+//! experience cap, the local weather's ranges) are under `emulator.raid`. A database without them gets
+//! SPT's values ([`setting`]).
 
 #[path = "raid_bots.rs"]
 pub(crate) mod bots;
@@ -81,7 +83,7 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/singleplayer/scav/traitorscavhostile", traitor_chance)
 }
 
-/// SPT's config values for a raid, for a database without `emulator.raid`.
+/// SPT's config values for a raid, for a database without them.
 fn default_setting(name: &str) -> Value {
     match name {
         "raidMenuSettings" => json!({"aiAmount": "AsOnline", "aiDifficulty": "AsOnline", "bossEnabled": true,
@@ -101,14 +103,30 @@ fn default_setting(name: &str) -> Value {
     }
 }
 
-/// `emulator.raid.<name>`, else SPT's value.
-pub(crate) fn setting(name: &str) -> Value {
-    db::get::<Value>(&db::path(&["emulator", "raid", name])).unwrap_or_else(|_| default_setting(name))
+/// Where a setting is in the db: SPT's own at its place in SPT's config files (`configs.<file>.<member>`,
+/// as `modhost import-spt-db` brings them), ours under `emulator.raid`.
+fn setting_path(name: &str) -> String {
+    let spt: &[&str] = match name {
+        "raidMenuSettings" => &["configs", "inraid", "raidMenuSettings"],
+        "playerScavHostileChancePercent" => &["configs", "inraid", "playerScavHostileChancePercent"],
+        "bosses" => &["configs", "bot", "bosses"],
+        "maxBotCap" => &["configs", "bot", "maxBotCap"],
+        "presetBatch" => &["configs", "bot", "presetBatch"],
+        "lostOnDeath" => &["configs", "lostondeath"],
+        "deathHealthMultiplier" => &["configs", "health", "healthMultipliers", "death"],
+        ours => return db::path(&["emulator", "raid", ours]),
+    };
+    db::path(spt)
 }
 
-/// A bare answer from `emulator.raid.<name>` by reference, else SPT's value.
+/// The setting `name` from the db ([`setting_path`]), else SPT's value.
+pub(crate) fn setting(name: &str) -> Value {
+    db::get::<Value>(&setting_path(name)).unwrap_or_else(|_| default_setting(name))
+}
+
+/// A bare answer of the setting `name`, by reference when the db has it, else SPT's value.
 fn bare_setting(name: &str) -> Response {
-    let path = db::path(&["emulator", "raid", name]);
+    let path = setting_path(name);
     if db::exists(&path) { Response::db(&path) } else { Response::json(&default_setting(name)) }
 }
 
