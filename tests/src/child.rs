@@ -1,4 +1,5 @@
-//! [`ServeChild`]: `modhost serve` as a child process, as a player runs it, for the benchmarks. Its
+//! [`ServeChild`]: `modhost serve` as a child process, as a player runs it, for the benchmarks; and
+//! [`wait_within`], the bounded wait the CLI tests run their commands under. Its
 //! stderr is drained on a thread (a full pipe would stall the server) and its last lines are kept to
 //! explain a failed start. Dropping it kills the process: benchmarks never leave servers behind.
 
@@ -7,9 +8,9 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a child may take to bind its port.
 const BIND_WAIT: Duration = Duration::from_secs(120);
@@ -105,5 +106,25 @@ impl Drop for ServeChild {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits for `child` (the command `shown`, its stderr going to the file `stderr`) to exit within
+/// `limit`; past it the child is killed and the test fails with what it wrote to stderr. The one wait
+/// the CLI tests share, so none of them can hang.
+pub fn wait_within(child: &mut Child, limit: Duration, shown: &str, stderr: &Path) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status,
+            Ok(None) => {}
+            Err(e) => panic!("waiting for {shown}: {e}"),
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{shown} ran past {limit:?}; its stderr:\n{}", std::fs::read_to_string(stderr).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

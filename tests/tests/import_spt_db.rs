@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest one import may take (the folder is a few KB).
 const LIMIT: Duration = Duration::from_secs(60);
@@ -41,18 +41,7 @@ fn import<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Ran {
         .stderr(std::fs::File::create(&err).unwrap());
     let shown = format!("{cmd:?}");
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {shown}: {e}"));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{shown} ran past {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = modhost_tests::child::wait_within(&mut child, LIMIT, &shown, &err);
     Ran { success: status.success(), stderr: std::fs::read_to_string(&err).unwrap() }
 }
 

@@ -11,7 +11,7 @@ use modhost_tests::child::ServeChild;
 use modhost_tests::client::{Call, send};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest a project's `cargo build` or `cargo test` may take (a cold build compiles serde and
 /// wit-bindgen: about 40 s on 2 cores).
@@ -40,18 +40,7 @@ fn run(mut cmd: Command, limit: Duration, scratch: &Path) -> Ran {
     cmd.stdin(Stdio::null()).stdout(std::fs::File::create(&out).unwrap()).stderr(std::fs::File::create(&err).unwrap());
     let shown = format!("{cmd:?}");
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {shown}: {e}"));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{shown} ran past {limit:?}; its stderr:\n{}", std::fs::read_to_string(&err).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = modhost_tests::child::wait_within(&mut child, limit, &shown, &err);
     Ran {
         success: status.success(),
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),

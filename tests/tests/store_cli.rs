@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest one command may take.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -56,18 +56,7 @@ fn store_cmd<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &[u8]) -> Ran {
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {shown}: {e}"));
     // The input is small; a command that does not read it just closes the pipe.
     let _ = child.stdin.take().unwrap().write_all(stdin);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{shown} ran past {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = modhost_tests::child::wait_within(&mut child, LIMIT, &shown, &err);
     Ran {
         success: status.success(),
         stdout: std::fs::read(&out).unwrap(),
