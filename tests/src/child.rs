@@ -1,5 +1,5 @@
 //! [`ServeChild`]: `modhost serve` as a child process, as a player runs it, for the benchmarks; and
-//! [`wait_within`], the bounded wait the CLI tests run their commands under. Its
+//! [`wait_within`], the bounded wait the CLI tests run their commands under. A server's
 //! stderr is drained on a thread (a full pipe would stall the server) and its last lines are kept to
 //! explain a failed start. Dropping it kills the process: benchmarks never leave servers behind.
 
