@@ -129,12 +129,16 @@ async fn the_log_is_capped_per_call_and_per_second_and_a_mod_cannot_forge_a_line
     let mod_bytes = |text: &str| text.lines().filter(|l| l.contains("[fx] x")).map(str::len).sum::<usize>();
 
     // One call: 200 lines of 1 MiB. At most 64 KiB of it reaches the log, and the log says lines
-    // were dropped.
+    // were dropped: once a second, not once a line (on a loaded machine the call outlasts a second,
+    // and the next second's first drop says so again, as it should).
+    let flood = Instant::now();
     assert_eq!(status(&server, &Call::get("/fx/log-flood/200")).await, 200);
+    let seconds = flood.elapsed().as_secs() as usize + 1;
     let text = captured.text();
     let logged = mod_bytes(&text);
     assert!(logged > 0 && logged <= 80 << 10, "one call logged {logged} bytes");
-    assert_eq!(text.matches("dropping lines").count(), 1, "said once");
+    let said = text.matches("dropping lines").count();
+    assert!(said >= 1 && said <= seconds, "said {said} times in under {seconds} s");
 
     // Many calls: at most 256 KiB a second for the mod, whatever each call's share.
     let started = Instant::now();
