@@ -278,6 +278,9 @@ fn configs(db: &mut Map<String, Value>) {
                         "taggedAndCursed": false, "enablePve": true, "randomWeather": false, "randomTime": false});
     put(db, &["configs", "inraid", "raidMenuSettings"], inraid);
     put(db, &["configs", "inraid", "playerScavHostileChancePercent"], json!(15));
+    put(db, &["configs", "inraid", "scavExtractStandingGain"], json!(0.01));
+    put(db, &["configs", "trader", "fence", "playerRepMin"], json!(-7));
+    put(db, &["configs", "trader", "fence", "playerRepMax"], json!(15));
     let bosses = json!([
         "bossBully",
         "bossGluhar",
@@ -307,6 +310,7 @@ fn configs(db: &mut Map<String, Value>) {
         json!({
             "survivedSecondsRequirement": 420,
             "maxRaidExperience": 500000,
+            "maxFenceStandingGain": 1.0,
             "season": 0,
             "weather": {"temp": [10, 25], "pressure": [750, 770], "cloud": [-1.0, 1.0], "wind_speed": [0, 4],
                         "wind_gustiness": [0.0, 1.0], "rain": [1, 3], "rain_intensity": [0.0, 0.5], "fog": [0.0, 0.02],

@@ -23,6 +23,7 @@
 
 #[path = "quests.rs"]
 mod quests;
+pub(crate) use quests::status as quest_status;
 #[path = "traders.rs"]
 mod traders;
 

@@ -55,7 +55,7 @@ const AVAILABLE_FOR_FINISH: u64 = 3;
 const INTEL_CENTER: u64 = 11;
 
 /// A quest status as a number, from a number or SPT's name for it.
-pub(super) fn status(value: &Value) -> Option<u64> {
+pub(crate) fn status(value: &Value) -> Option<u64> {
     value
         .as_u64()
         .or_else(|| value.as_str().and_then(|name| STATUSES.iter().position(|s| *s == name).map(|n| n as u64)))

@@ -1,5 +1,5 @@
 //! A raid's round trip: from leaving the menu to `match/local/end` applying the raid's result to the
-//! profile (`raid_end.rs`). The routes and their SPT sources (`Routers/Static|Dynamic/*.cs`):
+//! profile (`raid_end.rs`, with `raid_progress.rs` for what it carries besides items). The routes and their SPT sources (`Routers/Static|Dynamic/*.cs`):
 //!
 //! - `MatchStaticRouter` → `MatchCallbacks`/`MatchController`/`LocationLifecycleService`:
 //!   `/client/match/group/exit_from_menu`, `/client/putMetrics`, `/client/analytics/event-disconnect`,
@@ -22,11 +22,11 @@
 //! bots' inventories at each `bot/generate`), so its end can tell a found item from an invented one;
 //! `raidconfig.<uid>`, the last raid configuration the client sent.
 //!
-//! What SPT reads from its config files (`inraid.json`, `bot.json`, `lostondeath.json`, `health.json`)
-//! is read at its place in them under the db's `configs` (`configs.bot.maxBotCap`…: the generator
-//! writes them, `modhost import-spt-db` brings a real configs folder); our own settings (the
-//! experience cap, the local weather's ranges) are under `emulator.raid`. A database without them gets
-//! SPT's values ([`setting`]).
+//! What SPT reads from its config files (`inraid.json`, `bot.json`, `lostondeath.json`, `health.json`,
+//! `trader.json`) is read at its place in them under the db's `configs` (`configs.bot.maxBotCap`…: the
+//! generator writes them, `modhost import-spt-db` brings a real configs folder); our own settings (the
+//! experience cap, Fence's standing gain per raid, the local weather's ranges) are under
+//! `emulator.raid`. A database without them gets SPT's values ([`setting`]).
 
 #[path = "raid_bots.rs"]
 pub(crate) mod bots;
@@ -34,6 +34,8 @@ pub(crate) mod bots;
 mod end;
 #[path = "raid_loot.rs"]
 pub(crate) mod loot;
+#[path = "raid_progress.rs"]
+mod progress;
 
 use loot::{Issued, Rng};
 
@@ -97,6 +99,10 @@ fn default_setting(name: &str) -> Value {
         "deathHealthMultiplier" => json!(0.3),
         "survivedSecondsRequirement" => json!(420),
         "maxRaidExperience" => json!(500_000),
+        "fenceStandingMin" => json!(-7),
+        "fenceStandingMax" => json!(15),
+        "scavExtractStandingGain" => json!(0.01),
+        "maxFenceStandingGain" => json!(1.0),
         "season" => json!(0),
         "weather" => json!({"periodSeconds": 1800, "periods": 8}),
         _ => Value::Null,
@@ -114,6 +120,9 @@ fn setting_path(name: &str) -> String {
         "presetBatch" => &["configs", "bot", "presetBatch"],
         "lostOnDeath" => &["configs", "lostondeath"],
         "deathHealthMultiplier" => &["configs", "health", "healthMultipliers", "death"],
+        "fenceStandingMin" => &["configs", "trader", "fence", "playerRepMin"],
+        "fenceStandingMax" => &["configs", "trader", "fence", "playerRepMax"],
+        "scavExtractStandingGain" => &["configs", "inraid", "scavExtractStandingGain"],
         ours => return db::path(&["emulator", "raid", ours]),
     };
     db::path(spt)

@@ -27,12 +27,14 @@
 //! energy are the reported values within the profile's maxima (a death leaves each limb at
 //! `deathHealthMultiplier` of its maximum), the temperature resets; skills are the reported `Common`
 //! progress, each within SPT's 0–5100. A dead scav is generated anew, keeping its experience and skills.
+//! What else the report carries (statistics, encyclopedia, quest progress, achievements, Fence's
+//! standing) is taken, bounded, by `raid_progress.rs`, into the same patch.
 //!
 //! Every change is one merge patch at the version the checks read (`doc_patch_if_version`), with the
 //! raid's marker in it, so a crash leaves the raid either ended or not; the raid record is deleted
 //! after. A refusal is an error envelope and changes nothing.
 
-use super::{player, record_key, setting};
+use super::{player, progress, record_key, setting};
 use crate::doc::Doc;
 use crate::input;
 use crate::inventory::{self, Templates};
@@ -71,8 +73,9 @@ struct Results {
     profile: Reported,
 }
 
+/// The profile the client reports; what else a raid may change is read by `raid_progress.rs`.
 #[derive(Deserialize)]
-struct Reported {
+pub(super) struct Reported {
     #[serde(rename = "_id")]
     id: String,
     #[serde(default, rename = "Info")]
@@ -83,6 +86,20 @@ struct Reported {
     health: Value,
     #[serde(default, rename = "Skills")]
     skills: Value,
+    #[serde(default, rename = "Stats")]
+    pub(super) stats: Value,
+    #[serde(default, rename = "Encyclopedia")]
+    pub(super) encyclopedia: Value,
+    #[serde(default, rename = "Quests")]
+    pub(super) quests: Value,
+    #[serde(default, rename = "TaskConditionCounters")]
+    pub(super) counters: Value,
+    #[serde(default, rename = "Achievements")]
+    pub(super) achievements: Value,
+    #[serde(default, rename = "SurvivorClass")]
+    pub(super) survivor_class: Value,
+    #[serde(default, rename = "TradersInfo")]
+    pub(super) traders_info: Value,
 }
 
 #[derive(Deserialize, Default)]
@@ -410,6 +427,22 @@ fn apply(
     doc.set(&["Health"], health)?;
     let skills = skills(&reported.skills, doc.get(&["Skills"])?);
     doc.set(&["Skills"], skills)?;
+    // The quest items a death took, for the quests' pick-up conditions.
+    let lost_quest_items: Vec<String> = match (&quest, exit) {
+        (Some(root), Exit::Dead) => raid
+            .iter()
+            .filter(|i| i.parent_id.as_deref() == Some(root.as_str()) && !kept_ids.contains(i.id.as_str()))
+            .map(|i| i.tpl.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let outcome = progress::Outcome {
+        dead: exit == Exit::Dead,
+        survived: exit == Exit::Survived,
+        scav: scav_raid,
+        lost_quest_items: &lost_quest_items,
+    };
+    progress::apply(doc, templates, reported, &outcome)?;
     doc.set(&[INDEX, "raid"], marker)?;
     Ok(Ok(true))
 }

@@ -14,9 +14,14 @@ const MAP: &str = "factory4_day";
 const OFFER: &str = "6000000000000000000000a1";
 const SECURE: &str = "544a11ac4bdc2d470e8b456a";
 
-/// The generated database, with a base for the raid's map when the generator has none yet.
+/// An achievement the test database adds (the generated one has none).
+const ACHIEVEMENT: &str = "6000000000000000000000ac";
+
+/// The generated database, with a base for the raid's map when the generator has none yet, and one
+/// achievement.
 fn database() -> Value {
     let mut db = gamedb::database(100);
+    db["templates"]["achievements"] = json!([{"id": ACHIEVEMENT, "rarity": "Common", "conditions": {}}]);
     if db["locations"][MAP]["base"].is_null() {
         db["locations"][MAP]["base"] = json!({"Id": MAP, "Name": "Factory", "EscapeTimeLimit": 20, "Loot": [],
                                               "UnixDateTime": 0, "exits": [], "waves": [], "BossLocationSpawn": []});
@@ -441,4 +446,69 @@ async fn a_scav_raid_changes_the_scav_not_the_pmc() {
     assert_ne!(after["_id"], scav["_id"]);
     assert_eq!(after["Info"]["Experience"], 300.0);
     assert_eq!(after["Info"]["Side"], "Savage");
+}
+
+#[tokio::test]
+async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
+    let server = server().await;
+    let p = Player::new(server.addr, A, "Progress").await;
+    let quests = database()["templates"]["quests"].clone();
+    let mut ids = quests.as_object().unwrap().keys().cloned();
+    let (active, done, unknown_to_profile) = (ids.next().unwrap(), ids.next().unwrap(), ids.next().unwrap());
+    let condition = quests[&active]["conditions"]["AvailableForFinish"][0]["id"].as_str().unwrap().to_owned();
+
+    // The profile has one quest started and one handed in, and Fence at standing 0.
+    let key = format!("profile.{}", p.uid);
+    let (server, stored) = store_value(server, &key, None).await;
+    let mut stored = stored.unwrap();
+    stored["Quests"] = json!([
+        {"qid": active, "status": 2, "startTime": 1, "statusTimers": {"2": 1}, "completedConditions": []},
+        {"qid": done, "status": 4, "startTime": 1, "statusTimers": {"4": 1}, "completedConditions": []},
+    ]);
+    stored["TradersInfo"]["579dc571d53a0658a154fbec"] = json!({"loyaltyLevel": 1, "standing": 0.0, "unlocked": true});
+    let (server, _) = store_value(server, &key, Some(stored)).await;
+    let p = Player { addr: server.addr, ..p };
+
+    let (server_id, _) = start(&p).await;
+    let mut reported = p.profile().await;
+    reported["Quests"] = json!([
+        {"qid": active, "status": "AvailableForFinish", "completedConditions": [condition, "not-a-condition"]},
+        {"qid": done, "status": 2, "completedConditions": []},
+        {"qid": unknown_to_profile, "status": 3, "completedConditions": []},
+    ]);
+    reported["TaskConditionCounters"] = json!({
+        "c-active": {"id": "c-active", "sourceId": active, "type": "Kills", "value": 5},
+        "c-done": {"id": "c-done", "sourceId": done, "type": "Kills", "value": 9},
+        "c-achievement": {"id": "c-achievement", "sourceId": ACHIEVEMENT, "type": "Kills", "value": 1},
+    });
+    reported["Encyclopedia"] = json!({RIFLE: true, "ffffffffffffffffffffffff": true});
+    reported["Stats"] = json!({"Eft": {"TotalSessionExperience": 700, "SurvivorClass": "Marauder",
+                                       "OverallCounters": {"Items": [{"Key": ["Kills"], "Value": 3}]}}});
+    reported["Achievements"] = json!({ACHIEVEMENT: 1_700_000_000u64, "ffffffffffffffffffffffff": 1});
+    reported["SurvivorClass"] = json!("Marauder");
+    reported["TradersInfo"]["579dc571d53a0658a154fbec"] = json!({"standing": 14.0});
+    let ended = end(&p, &end_body(&server_id, "Survived", &reported)).await;
+    assert_eq!(ended["err"], 0, "{ended}");
+
+    let after = p.profile().await;
+    let states: Vec<&Value> = after["Quests"].as_array().unwrap().iter().collect();
+    let of = |qid: &str| states.iter().find(|q| q["qid"] == qid).copied();
+    let moved = of(&active).expect("the started quest");
+    assert_eq!(moved["status"], 3, "a started quest became ready to hand in: {moved}");
+    assert_eq!(moved["completedConditions"], json!([condition]), "only the quest's own condition");
+    assert!(moved["statusTimers"]["3"].as_u64().is_some(), "{moved}");
+    assert_eq!(of(&done).unwrap()["status"], 4, "a handed-in quest cannot be restarted by a raid");
+    assert!(of(&unknown_to_profile).is_none(), "a raid cannot start a quest");
+    let counters = after["TaskConditionCounters"].as_object().unwrap();
+    assert_eq!(counters["c-active"]["value"], 5.0);
+    assert!(counters.contains_key("c-achievement") && !counters.contains_key("c-done"), "{counters:?}");
+    assert_eq!(after["Encyclopedia"], json!({RIFLE: true}));
+    assert_eq!(after["Stats"]["Eft"]["TotalSessionExperience"], 0);
+    assert_eq!(after["Stats"]["Eft"]["OverallCounters"]["Items"][0]["Value"], 3);
+    assert_eq!(after["Achievements"], json!({ACHIEVEMENT: 1_700_000_000u64}));
+    assert_eq!(after["SurvivorClass"], 2);
+    assert_eq!(
+        after["TradersInfo"]["579dc571d53a0658a154fbec"]["standing"], 1.0,
+        "Fence's standing rose by at most the raid's cap"
+    );
 }
