@@ -311,6 +311,33 @@ impl Grid {
     }
 }
 
+/// Copies an offer's or a reward's `parts` (the items under its root `root`, parents first) under the
+/// new root `copy`, each with a fresh id, recording them in `changes`.
+pub(crate) fn copy_parts(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    parts: &[&Value],
+    root: &str,
+    copy: &str,
+) -> Result<(), Error> {
+    let mut ids = std::collections::BTreeMap::from([(root.to_owned(), copy.to_owned())]);
+    for part in parts {
+        let (Some(old), Some(parent)) = (part["_id"].as_str(), part["parentId"].as_str().and_then(|p| ids.get(p)))
+        else {
+            continue;
+        };
+        let mut item = (*part).clone();
+        let fresh = crate::profile::new_id();
+        item["_id"] = json!(fresh);
+        item["parentId"] = json!(parent);
+        write(doc, templates, &fresh, Some(item))?;
+        changes.created(&fresh);
+        ids.insert(old.to_owned(), fresh);
+    }
+    Ok(())
+}
+
 /// The ids a batch created, changed and removed, in order, for the answer's `profileChanges.items`.
 #[derive(Default, Clone)]
 pub(crate) struct Changes {

@@ -4,9 +4,9 @@
 //! It answers the SPT launcher (`launcher.rs`: accounts in `account.rs`), the client's boot
 //! (`boot.rs`: the static tables by db reference, so they never cross into the guest; profile create,
 //! list, select and status in `profile.rs`), the main menu (`menu.rs`), the raid (`raid.rs`,
-//! `scav.rs`), and `items/moving` (`moving.rs`):
-//! inventory actions (`actions.rs`) and buying from traders (`trading.rs`) over a shared inventory
-//! model (`inventory.rs`), each validated whole before it changes anything. Profiles are stored keyed
+//! `scav.rs`), and `items/moving` (`moving.rs`): inventory actions (`actions.rs`), buying from traders
+//! (`trading.rs`) and quests (`quest_actions.rs`) over a shared inventory model (`inventory.rs`), each
+//! validated whole before it changes anything. Profiles are stored keyed
 //! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
 //! not the profile's size; the client still reads SPT's shape. Other mods reach it through
 //! `gifts.rs`: the function `give-item`, and the events it emits (`profile.created`,
@@ -27,6 +27,7 @@ mod menu;
 mod moving;
 mod notify;
 mod profile;
+mod quest_actions;
 mod raid;
 mod scav;
 mod shape;

@@ -22,8 +22,7 @@
 //!   dialogue id), `friends` (profile ids) and `customisationUnlocks`. Absent means empty.
 
 #[path = "quests.rs"]
-mod quests;
-pub(crate) use quests::status as quest_status;
+pub(crate) mod quests;
 #[path = "traders.rs"]
 mod traders;
 

@@ -1,6 +1,7 @@
-//! `/client/game/profile/items/moving`: the session's inventory actions, in order, answered with the
-//! SPT envelope (`warnings`, `profileChanges`). A failed or unknown action becomes a warning with its
-//! reason, never a silent success, and changes nothing; the rest of the batch still applies.
+//! `/client/game/profile/items/moving`: the session's inventory, trading and quest actions, in order,
+//! answered with the SPT envelope (`warnings`, `profileChanges`). A failed or unknown action becomes a
+//! warning with its reason, never a silent success, and changes nothing; the rest of the batch still
+//! applies.
 //!
 //! The profile is read by path, as a [`Doc`] at the version the batch began from: each action reads
 //! only the items and index entries it touches, its writes join one merge patch (the batch's later
@@ -11,7 +12,7 @@
 
 use crate::doc::Doc;
 use crate::inventory::{Changes, Outcome, Refused, Templates};
-use crate::{actions, input, profile, trading};
+use crate::{actions, input, profile, quest_actions, trading};
 use modhost_sdk::{Error, Request, Response, Result, envelope};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -41,6 +42,9 @@ fn action(name: &str) -> Option<Action> {
         "Toggle" => actions::toggle,
         "Tag" => actions::tag,
         "TradingConfirm" => trading::confirm,
+        "QuestAccept" => quest_actions::accept,
+        "QuestHandover" => quest_actions::handover,
+        "QuestComplete" => quest_actions::complete,
         _ => return None,
     })
 }
@@ -88,17 +92,39 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
             Err(Refused::Store(other)) => return Err(other),
         }
     }
-    // The answer is read before the commit: afterwards the document is at a newer version.
+    // The quests the applied quest actions changed, for `questsStatus`.
+    let quests: Vec<&Value> = applied
+        .iter()
+        .filter(|a| a["Action"].as_str().is_some_and(|n| n.starts_with("Quest")))
+        .map(|a| &a["qid"])
+        .collect();
+    // The answer is read before the commit: afterwards the document is at a newer version. Its members
+    // are those SPT's `EventOutputHolder` always sends.
     let read = |doc: &mut Doc, changes: &Changes| -> Result<Value> {
+        // Only a quest's reward changes skills: other batches answer none rather than read them (a
+        // store call on every drag).
+        let (statuses, skills): (Vec<Value>, Value) = if quests.is_empty() {
+            (Vec::new(), json!({ "Common": [], "Mastering": [], "Points": 0 }))
+        } else {
+            let all = doc.get(&["Quests"])?;
+            let changed = all.as_array().into_iter().flatten().filter(|s| quests.contains(&&s["qid"])).cloned();
+            (changed.collect(), doc.get(&["Skills"])?)
+        };
         Ok(json!({
             uid.clone(): {
                 "_id": uid,
                 "experience": doc.get(&["Info", "Experience"])?,
+                "quests": [],
+                "ragFairOffers": [],
+                "weaponBuilds": [],
+                "equipmentBuilds": [],
                 "items": changes.to_json(doc)?,
+                "production": {},
+                "improvements": {},
                 "health": doc.get(&["Health"])?,
                 "traderRelations": doc.get(&["TradersInfo"])?,
-                "skills": { "Common": [], "Mastering": [], "Points": 0 },
-                "production": null,
+                "skills": skills,
+                "questsStatus": statuses,
             }
         }))
     };

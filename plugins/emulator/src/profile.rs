@@ -53,6 +53,31 @@ pub(crate) fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// The level `xp` reaches in `globals.config.exp.level.exp_table` (each entry the experience of one
+/// A `TradersInfo` entry for a trader the profile meets now, at `standing` (SPT's `TraderInfo`; unlocked
+/// when the trader's base says it is by default).
+pub(crate) fn trader_met(trader: &str, standing: f64) -> Value {
+    let unlocked = db::get::<bool>(&db::path(&["traders", trader, "base", "unlockedByDefault"])).unwrap_or(true);
+    json!({"loyaltyLevel": 1, "salesSum": 0, "standing": standing, "nextResupply": 0, "unlocked": unlocked,
+           "disabled": false})
+}
+
+/// more level); `None` when the database has no table.
+pub(crate) fn level_for(xp: f64) -> Option<Value> {
+    let table: Vec<Value> = db::get("globals.config.exp.level.exp_table").ok()?;
+    let mut total = 0.0;
+    let mut level = 0u64;
+    for entry in table.iter().take(500) {
+        total += entry["exp"].as_f64().unwrap_or(0.0);
+        if xp >= total {
+            level += 1;
+        } else {
+            break;
+        }
+    }
+    Some(json!(level.max(1)))
+}
+
 /// The profile the request's session plays, if any.
 pub(crate) fn session_profile(req: &Request) -> Result<Option<String>> {
     let Some(session) = req.session() else { return Ok(None) };

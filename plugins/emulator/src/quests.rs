@@ -72,8 +72,8 @@ struct Info {
     game_version: String,
 }
 
-/// What the list needs to know of the player.
-struct Player {
+/// What the list (and a quest action) needs to know of the player.
+pub(crate) struct Player {
     info: Info,
     /// Quest id → status, for the quests the profile has.
     quests: Map<String, Value>,
@@ -83,16 +83,32 @@ struct Player {
 impl Player {
     fn read(uid: &str) -> Result<Player> {
         let key = format!("profile.{uid}");
-        let info: Info = doc_read(&key, &["Info"])?.unwrap_or_default();
-        let states: Vec<Value> = doc_read(&key, &["Quests"])?.unwrap_or_default();
+        let info: Value = doc_read(&key, &["Info"])?.unwrap_or_default();
+        let states: Value = doc_read(&key, &["Quests"])?.unwrap_or_default();
+        let traders: Value = doc_read(&key, &["TradersInfo"])?.unwrap_or_default();
+        Ok(Player::of(info, &states, traders))
+    }
+
+    /// The player from the profile's `Info`, `Quests` and `TradersInfo` (malformed ones count as
+    /// empty).
+    pub(crate) fn of(info: Value, states: &Value, traders: Value) -> Player {
+        let info: Info = serde_json::from_value(info).unwrap_or_default();
         let mut quests = Map::new();
-        for state in states.iter().take(MAX_STATES) {
+        for state in states.as_array().into_iter().flatten().take(MAX_STATES) {
             if let Some(qid) = state["qid"].as_str() {
                 quests.insert(qid.to_owned(), state["status"].clone());
             }
         }
-        let traders: Map<String, Value> = doc_read(&key, &["TradersInfo"])?.unwrap_or_default();
-        Ok(Player { info, quests, traders })
+        let traders = match traders {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Player { info, quests, traders }
+    }
+
+    /// The player's game edition (`Info.GameVersion`).
+    pub(crate) fn edition(&self) -> &str {
+        &self.info.game_version
     }
 
     fn level(&self) -> f64 {
@@ -127,8 +143,8 @@ fn targets(target: &Value) -> Vec<&str> {
 }
 
 /// Whether one `AvailableForStart` condition holds for the player (kinds the list does not decide on
-/// hold).
-fn holds(condition: &Value, player: &Player) -> bool {
+/// hold; [`decides`] names those it does).
+pub(crate) fn holds(condition: &Value, player: &Player) -> bool {
     let method = condition["compareMethod"].as_str().unwrap_or(">=");
     let value = condition["value"].as_f64().or_else(|| condition["value"].as_str().and_then(|v| v.parse().ok()));
     match condition["conditionType"].as_str() {
@@ -153,8 +169,27 @@ fn holds(condition: &Value, player: &Player) -> bool {
     }
 }
 
+/// Whether [`holds`] decides a condition of this kind from the profile.
+pub(crate) fn decides(kind: &str) -> bool {
+    matches!(kind, "Level" | "Quest" | "TraderLoyalty" | "TraderStanding")
+}
+
+/// Whether quest `id`, which the player does not have, is open to it: not for the other side, its
+/// trader exists, and each of its `AvailableForStart` conditions holds.
+pub(crate) fn open_to(id: &str, player: &Player) -> bool {
+    let usec = player.info.side.eq_ignore_ascii_case("usec");
+    let other_side: Vec<String> =
+        db::get(if usec { "configs.quest.bearOnlyQuests" } else { "configs.quest.usecOnlyQuests" }).unwrap_or_default();
+    let trader: String = db::get(&db::path(&["templates", "quests", id, "traderId"])).unwrap_or_default();
+    let start: Vec<Value> =
+        db::get(&db::path(&["templates", "quests", id, "conditions", "AvailableForStart"])).unwrap_or_default();
+    !other_side.iter().any(|q| q == id)
+        && db::exists(&db::path(&["traders", &trader, "base"]))
+        && start.iter().take(MAX_CONDITIONS).all(|c| holds(c, player))
+}
+
 /// Whether a reward is for the player's edition (SPT's `RewardIsForGameEdition`).
-fn for_edition(reward: &Value, edition: &str) -> bool {
+pub(crate) fn for_edition(reward: &Value, edition: &str) -> bool {
     let only = reward["availableInGameEditions"].as_array().filter(|l| !l.is_empty());
     let never = reward["notAvailableInGameEditions"].as_array();
     only.is_none_or(|l| l.iter().any(|e| e == edition)) && !never.is_some_and(|l| l.iter().any(|e| e == edition))
@@ -170,22 +205,11 @@ fn list(req: &Request) -> Result<Response> {
         Err(answer) => return Ok(answer),
     };
     let player = Player::read(&uid)?;
-    let usec = player.info.side.eq_ignore_ascii_case("usec");
-    let other_side: Vec<String> =
-        db::get(if usec { "configs.quest.bearOnlyQuests" } else { "configs.quest.usecOnlyQuests" }).unwrap_or_default();
 
     let mut answer = Response::empty().with_bytes(br#"{"err":0,"errmsg":null,"data":["#.to_vec());
     let mut first = true;
     for id in db::keys("templates.quests").unwrap_or_default().iter().take(MAX_QUESTS) {
-        let visible = player.quests.contains_key(id) || {
-            let trader: String = db::get(&db::path(&["templates", "quests", id, "traderId"])).unwrap_or_default();
-            let start: Vec<Value> =
-                db::get(&db::path(&["templates", "quests", id, "conditions", "AvailableForStart"])).unwrap_or_default();
-            !other_side.contains(id)
-                && db::exists(&db::path(&["traders", &trader, "base"]))
-                && start.iter().take(MAX_CONDITIONS).all(|c| holds(c, &player))
-        };
-        if !visible {
+        if !player.quests.contains_key(id) && !open_to(id, &player) {
             continue;
         }
         answer = answer.with_bytes(if first { Vec::new() } else { b",".to_vec() });

@@ -41,7 +41,7 @@ use crate::inventory::{self, Templates};
 use crate::profile;
 use crate::scav;
 use crate::shape::INDEX;
-use modhost_sdk::{Error, Request, Response, Result, db, envelope, store};
+use modhost_sdk::{Error, Request, Response, Result, envelope, store};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -357,7 +357,7 @@ fn apply(
     if scav_raid && exit == Exit::Dead {
         // A dead scav is replaced by a new one, with its experience and skills.
         let previous = json!({
-            "Info": {"Level": level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
+            "Info": {"Level": profile::level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
             "Skills": skills(&reported.skills, doc.get(&["Skills"])?),
             "Stats": doc.get(&["Stats"])?,
             "Encyclopedia": doc.get(&["Encyclopedia"])?,
@@ -419,7 +419,7 @@ fn apply(
     doc.set(&["Inventory", "fastPanel"], Value::Object(panel))?;
 
     doc.set(&["Info", "Experience"], json!(xp))?;
-    if let Some(level) = level_for(xp) {
+    if let Some(level) = profile::level_for(xp) {
         doc.set(&["Info", "Level"], level)?;
     }
     let death = (exit == Exit::Dead).then(|| setting("deathHealthMultiplier").as_f64().unwrap_or(0.3));
@@ -499,23 +499,6 @@ fn kept_on_death(
         at = up;
     }
     false
-}
-
-/// The level `xp` reaches in `globals.config.exp.level.exp_table` (each entry the experience of one
-/// more level); `None` when the database has no table.
-fn level_for(xp: f64) -> Option<Value> {
-    let table: Vec<Value> = db::get("globals.config.exp.level.exp_table").ok()?;
-    let mut total = 0.0;
-    let mut level = 0u64;
-    for entry in table.iter().take(500) {
-        total += entry["exp"].as_f64().unwrap_or(0.0);
-        if xp >= total {
-            level += 1;
-        } else {
-            break;
-        }
-    }
-    Some(json!(level.max(1)))
 }
 
 /// The profile's health after the raid: limbs and vitals from the report within the maxima, or a

@@ -30,7 +30,7 @@ use super::end::Reported;
 use super::setting;
 use crate::doc::Doc;
 use crate::inventory::Templates;
-use crate::menu::quest_status as status;
+use crate::menu::quests::status;
 use crate::profile;
 use modhost_sdk::{Result, db};
 use serde_json::{Map, Value, json};
@@ -99,10 +99,7 @@ pub(super) fn apply(doc: &mut Doc, templates: &mut Templates, reported: &Reporte
     if doc.get(&["TradersInfo", FENCE])?.is_object() {
         doc.set(&["TradersInfo", FENCE, "standing"], json!(standing))?;
     } else {
-        let unlocked = db::get::<bool>(&db::path(&["traders", FENCE, "base", "unlockedByDefault"])).unwrap_or(true);
-        let fresh = json!({"loyaltyLevel": 1, "salesSum": 0, "standing": standing, "nextResupply": 0,
-                           "unlocked": unlocked, "disabled": false});
-        doc.set(&["TradersInfo", FENCE], fresh)?;
+        doc.set(&["TradersInfo", FENCE], profile::trader_met(FENCE, standing))?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 //! change one atomic write.
 
 use crate::doc::Doc;
-use crate::inventory::{Changes, Grid, Outcome, Templates, count, is_root, item, set_count, tpl, write};
+use crate::inventory::{Changes, Grid, Outcome, Templates, copy_parts, count, is_root, item, set_count, tpl, write};
 use crate::profile::{self, ROUBLES};
 use crate::shape::INDEX;
 use modhost_sdk::db;
@@ -205,27 +205,13 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
     }
     for (place, units) in stacks {
         let id = profile::new_id();
-        let mut ids = BTreeMap::from([(offer_id.to_owned(), id.clone())]);
         let stack = json!({
             "_id": id, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place,
             "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
         });
         write(doc, templates, &id, Some(stack))?;
         changes.created(&id);
-        // The parts come with fresh ids, under their copied parents (parents come first).
-        for part in &parts {
-            let (Some(old), Some(parent)) = (part["_id"].as_str(), part["parentId"].as_str().and_then(|p| ids.get(p)))
-            else {
-                continue;
-            };
-            let mut copy = (*part).clone();
-            let fresh = profile::new_id();
-            copy["_id"] = json!(fresh);
-            copy["parentId"] = json!(parent);
-            write(doc, templates, &fresh, Some(copy))?;
-            changes.created(&fresh);
-            ids.insert(old.to_owned(), fresh);
-        }
+        copy_parts(doc, templates, changes, &parts, offer_id, &id)?;
     }
 
     let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();

@@ -10,6 +10,7 @@ mod front;
 mod game_boot;
 mod game_client;
 mod game_menu;
+mod game_quests;
 mod game_raid;
 mod grants;
 mod hardening_data;

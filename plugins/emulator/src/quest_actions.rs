@@ -1,0 +1,389 @@
+//! The quest actions of `items/moving` (SPT's `QuestItemEventRouter` → `QuestController`,
+//! `QuestHelper`, `QuestRewardHelper`): `QuestAccept`, `QuestHandover` and `QuestComplete`.
+//!
+//! A quest's state is the profile's `Quests` entry (`{qid, startTime, status, statusTimers,
+//! completedConditions, availableAfter}`, SPT's `QuestStatus`) and its handed-over units are
+//! `TaskConditionCounters.<condition id>`. SPT trusts the client for all three actions; here each is
+//! checked against `templates.quests`, so a player cannot take a quest it may not see, hand over what
+//! it does not own, or collect rewards for work not done:
+//!
+//! - `QuestAccept {qid}`: a quest the player does not have must be open to it (the quest list's rules:
+//!   side, trader, `AvailableForStart`); a failed quest that is `restartable` starts again from
+//!   nothing. It becomes `Started`.
+//! - `QuestHandover {qid, conditionId, items: [{id, count}]}`: the condition is a `HandoverItem` or
+//!   `WeaponAssembly` of the started quest, each item is the player's, of a target template, found in
+//!   raid when the condition says so. Units beyond what the condition still needs stay; the rest are
+//!   taken (a whole item with what is inside it). The counter grows by what was taken, and the
+//!   condition is completed when it reaches the condition's `value`.
+//! - `QuestComplete {qid}`: each `AvailableForFinish` condition (the top-level ones) must be done: in
+//!   the quest's completed conditions (a raid's end brings those, `raid_progress.rs`), a handover whose
+//!   counter reached its value, or a `Level`/`Quest`/`TraderLoyalty`/`TraderStanding`/`Skill` that holds
+//!   now. The quest becomes `Success` and its `Success` rewards for the player's edition apply:
+//!   `Experience` (the level follows), `TraderStanding`, `TraderUnlock`, `Skill`, and `Item`s, which go
+//!   into the stash with fresh ids (SPT sends them by mail). No room in the stash: nothing happens.
+//!   `AssortmentUnlock` needs nothing written (the trader's assort reads the quest's state).
+//!
+//! Left out: repeatable quests (none are generated), `Started` rewards, the quests a completion fails
+//! (SPT's `GetQuestsFromProfileFailedByCompletingQuest`), time-gated follow-ups (`availableAfter`), and
+//! the rewards of kinds not named above (productions, achievements, customization, pockets).
+
+use crate::doc::Doc;
+use crate::inventory::{
+    Changes, Grid, Outcome, Templates, copy_parts, count, is_root, item, set_count, subtree, tpl, write,
+};
+use crate::menu::quests::{self, Player, status};
+use crate::profile;
+use modhost_sdk::db;
+use serde_json::{Value, json};
+
+/// SPT's `QuestStatusEnum` values the actions deal in.
+const STARTED: u64 = 2;
+const AVAILABLE_FOR_FINISH: u64 = 3;
+const SUCCESS: u64 = 4;
+const FAIL: u64 = 5;
+const FAIL_RESTARTABLE: u64 = 6;
+/// Quests, conditions, rewards, handed-over stacks and reward items read at most.
+const MAX_QUESTS: usize = 10_000;
+const MAX_CONDITIONS: usize = 256;
+const MAX_REWARDS: usize = 64;
+const MAX_HANDOVER: usize = 64;
+const MAX_REWARD_ITEMS: usize = 256;
+/// SPT's highest skill progress (level 51).
+const MAX_SKILL_PROGRESS: f64 = 5100.0;
+/// The kinds of condition a handover serves.
+const HANDOVER: [&str; 2] = ["HandoverItem", "WeaponAssembly"];
+
+/// The quest the action names, as a `templates.quests` path, and its id.
+fn named_quest(action: &Value) -> Result<(String, String), String> {
+    let qid = action["qid"].as_str().ok_or("the action names no quest `qid`")?;
+    let path = db::path(&["templates", "quests", qid]);
+    if !db::exists(&path) {
+        return Err(format!("quest {qid} does not exist"));
+    }
+    Ok((qid.to_owned(), path))
+}
+
+/// The profile's quest states, and the index of `qid`'s among them.
+fn states(doc: &mut Doc, qid: &str) -> Result<(Vec<Value>, Option<usize>), modhost_sdk::Error> {
+    let states = match doc.get(&["Quests"])? {
+        Value::Array(list) => list,
+        _ => Vec::new(),
+    };
+    let at = states.iter().take(MAX_QUESTS).position(|s| s["qid"] == qid);
+    Ok((states, at))
+}
+
+/// A quest's `AvailableForFinish` conditions.
+fn finish_conditions(path: &str) -> Vec<Value> {
+    let found: Vec<Value> = db::get(&format!("{path}.conditions.AvailableForFinish")).unwrap_or_default();
+    found.into_iter().take(MAX_CONDITIONS).collect()
+}
+
+/// A number a condition or reward gives as a number or a string.
+fn number(value: &Value) -> Option<f64> {
+    value.as_f64().or_else(|| value.as_str().and_then(|v| v.parse().ok())).filter(|v| v.is_finite())
+}
+
+/// The templates a condition targets (a string or a list).
+fn targets(condition: &Value) -> Vec<&str> {
+    match &condition["target"] {
+        Value::String(one) => vec![one.as_str()],
+        Value::Array(many) => many.iter().filter_map(Value::as_str).take(MAX_CONDITIONS).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The player as the quest rules read it, from the batch's view of the profile.
+fn player(doc: &mut Doc) -> Result<Player, modhost_sdk::Error> {
+    Ok(Player::of(doc.get(&["Info"])?, &doc.get(&["Quests"])?, doc.get(&["TradersInfo"])?))
+}
+
+/// `QuestAccept {qid, type}`.
+pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    if action["type"] == "repeatable" {
+        return Err("repeatable quests are not generated here".into());
+    }
+    let (qid, path) = named_quest(action)?;
+    let (mut states, at) = states(doc, &qid)?;
+    let now = profile::now();
+    let fresh = json!({"qid": qid, "startTime": now, "status": STARTED, "statusTimers": {STARTED.to_string(): now},
+                       "completedConditions": [], "availableAfter": 0});
+    match at {
+        Some(at) => {
+            let state = status(&states[at]["status"]);
+            let restartable = db::get::<bool>(&format!("{path}.restartable")).unwrap_or(false);
+            if !(matches!(state, Some(FAIL | FAIL_RESTARTABLE)) && restartable) {
+                return Err(format!("quest {qid} is already in this profile (status {})", states[at]["status"]).into());
+            }
+            states[at] = fresh;
+        }
+        None => {
+            if !quests::open_to(&qid, &player(doc)?) {
+                return Err(format!("quest {qid} is not open to this player").into());
+            }
+            if states.len() >= MAX_QUESTS {
+                return Err("this profile holds too many quests".into());
+            }
+            states.push(fresh);
+        }
+    }
+    doc.set(&["Quests"], Value::Array(states))?;
+    Ok(())
+}
+
+/// `QuestHandover {qid, conditionId, items: [{id, count}]}`.
+pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (qid, path) = named_quest(action)?;
+    let (mut states, at) = states(doc, &qid)?;
+    let Some(at) = at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH)))
+    else {
+        return Err(format!("quest {qid} is not started").into());
+    };
+    let condition_id = action["conditionId"].as_str().ok_or("the handover names no `conditionId`")?;
+    let condition = finish_conditions(&path)
+        .into_iter()
+        .find(|c| c["id"] == condition_id && HANDOVER.iter().any(|k| c["conditionType"] == *k))
+        .ok_or_else(|| format!("quest {qid} has no handover condition {condition_id}"))?;
+    let wanted = number(&condition["value"]).unwrap_or(0.0).max(0.0) as u64;
+    let counted = doc.get(&["TaskConditionCounters", condition_id, "value"])?.as_f64().unwrap_or(0.0).max(0.0) as u64;
+    let mut need = wanted.saturating_sub(counted);
+    if need == 0 {
+        return Err(format!("condition {condition_id} of quest {qid} is already satisfied").into());
+    }
+    let named = action["items"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if named.is_empty() || named.len() > MAX_HANDOVER {
+        return Err(format!("a handover names 1 to {MAX_HANDOVER} items").into());
+    }
+    let found_in_raid = condition["onlyFoundInRaid"] == true;
+    let allowed = targets(&condition);
+
+    // Every item is checked before any is taken.
+    let mut plan: Vec<(String, Value, u64)> = Vec::new();
+    for entry in named {
+        let id = entry["id"].as_str().ok_or("a handed-over item names no `id`")?;
+        let units = entry["count"].as_u64().filter(|n| *n >= 1).ok_or("a handed-over `count` must be at least 1")?;
+        let held = item(doc, id)?.ok_or_else(|| format!("item {id} is not in this profile"))?;
+        if is_root(doc, id)? || plan.iter().any(|(p, _, _)| p == id) {
+            return Err(format!("item {id} cannot be handed over (a root container, or named twice)").into());
+        }
+        if !allowed.contains(&tpl(&held)) {
+            return Err(format!("item {id} ({}) is not what condition {condition_id} asks for", tpl(&held)).into());
+        }
+        if found_in_raid && held["upd"]["SpawnedInSession"] != true {
+            return Err(format!("item {id} was not found in raid, which condition {condition_id} asks for").into());
+        }
+        if units > count(&held) {
+            return Err(format!("item {id} holds {}, not {units}", count(&held)).into());
+        }
+        let take = units.min(need);
+        need -= take;
+        if take > 0 {
+            plan.push((id.to_owned(), held, take));
+        }
+    }
+    let mut given = 0;
+    for (id, mut held, take) in plan {
+        given += take;
+        if take < count(&held) {
+            let rest = count(&held) - take;
+            set_count(&mut held, rest);
+            write(doc, templates, &id, Some(held))?;
+            changes.changed(&id);
+        } else {
+            let gone = subtree(doc, &id)?;
+            for removed in gone.iter().rev() {
+                write(doc, templates, removed, None)?;
+            }
+            // The client removes what was inside on its own (SPT answers the item alone).
+            changes.removed(&id);
+        }
+    }
+    let total = counted + given;
+    let counter = json!({"id": condition_id, "sourceId": qid, "type": condition["conditionType"], "value": total});
+    if !doc.object_or_absent(&["TaskConditionCounters"])? {
+        return Err("the profile's `TaskConditionCounters` is malformed".into());
+    }
+    doc.set(&["TaskConditionCounters", condition_id], counter)?;
+    if total >= wanted {
+        let done = &mut states[at]["completedConditions"];
+        if !done.is_array() {
+            *done = json!([]);
+        }
+        if let Some(done) = done.as_array_mut()
+            && !done.iter().any(|c| c == condition_id)
+        {
+            done.push(json!(condition_id));
+        }
+        doc.set(&["Quests"], Value::Array(states))?;
+    }
+    Ok(())
+}
+
+/// Whether one `AvailableForFinish` condition is done (see the module doc).
+fn done(doc: &mut Doc, condition: &Value, completed: &[Value], player: &Player) -> Result<bool, modhost_sdk::Error> {
+    let id = condition["id"].as_str().unwrap_or_default();
+    if completed.iter().any(|c| c == id) {
+        return Ok(true);
+    }
+    let kind = condition["conditionType"].as_str().unwrap_or_default();
+    if HANDOVER.contains(&kind) {
+        let counted = doc.get(&["TaskConditionCounters", id, "value"])?.as_f64().unwrap_or(0.0);
+        return Ok(number(&condition["value"]).is_some_and(|wanted| counted >= wanted));
+    }
+    if quests::decides(kind) {
+        return Ok(quests::holds(condition, player));
+    }
+    if kind == "Skill" {
+        let skill = targets(condition).first().copied().unwrap_or_default();
+        let skills = doc.get(&["Skills", "Common"])?;
+        let progress = skills
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["Id"] == skill)
+            .and_then(|s| s["Progress"].as_f64())
+            .unwrap_or(0.0);
+        // A skill's level is its progress over 100.
+        return Ok(number(&condition["value"]).is_some_and(|level| progress / 100.0 >= level));
+    }
+    Ok(false)
+}
+
+/// `QuestComplete {qid}`.
+pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let (qid, path) = named_quest(action)?;
+    let (mut states, at) = states(doc, &qid)?;
+    let Some(at) = at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH)))
+    else {
+        return Err(format!("quest {qid} is not started").into());
+    };
+    let completed = states[at]["completedConditions"].as_array().cloned().unwrap_or_default();
+    let player = player(doc)?;
+    for condition in finish_conditions(&path) {
+        // A condition with a parent is part of another (SPT's counters' sub-conditions).
+        if condition["parentId"].as_str().is_some_and(|p| !p.is_empty()) {
+            continue;
+        }
+        if !done(doc, &condition, &completed, &player)? {
+            return Err(format!(
+                "quest {qid} is not done: condition {} ({}) is not met",
+                condition["id"], condition["conditionType"]
+            )
+            .into());
+        }
+    }
+
+    let now = profile::now();
+    states[at]["status"] = json!(SUCCESS);
+    if !states[at]["statusTimers"].is_object() {
+        states[at]["statusTimers"] = json!({});
+    }
+    states[at]["statusTimers"][SUCCESS.to_string()] = json!(now);
+    doc.set(&["Quests"], Value::Array(states))?;
+
+    let rewards: Vec<Value> = db::get(&format!("{path}.rewards.Success")).unwrap_or_default();
+    let rewards: Vec<Value> =
+        rewards.into_iter().take(MAX_REWARDS).filter(|r| quests::for_edition(r, player.edition())).collect();
+    // The items first: without room for them, nothing of the completion applies.
+    let mut grid = None;
+    for reward in rewards.iter().filter(|r| r["type"] == "Item") {
+        give_items(doc, templates, changes, reward, &mut grid)?;
+    }
+    for reward in &rewards {
+        let value = number(&reward["value"]).unwrap_or(0.0);
+        let target = reward["target"].as_str().unwrap_or_default();
+        match reward["type"].as_str() {
+            Some("Experience") => {
+                let xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0) + value.max(0.0);
+                doc.set(&["Info", "Experience"], json!(xp.floor()))?;
+                if let Some(level) = profile::level_for(xp) {
+                    doc.set(&["Info", "Level"], level)?;
+                }
+            }
+            Some("TraderStanding") if !target.is_empty() => {
+                let standing = trader_info(doc, target)?["standing"].as_f64().unwrap_or(0.0) + value;
+                doc.set(&["TradersInfo", target, "standing"], json!(standing))?;
+            }
+            Some("TraderUnlock") if !target.is_empty() => {
+                trader_info(doc, target)?;
+                doc.set(&["TradersInfo", target, "unlocked"], json!(true))?;
+            }
+            Some("Skill") if !target.is_empty() => {
+                let mut skills = doc.get(&["Skills", "Common"])?;
+                if let Some(skill) = skills.as_array_mut().and_then(|l| l.iter_mut().find(|s| s["Id"] == target)) {
+                    let progress = skill["Progress"].as_f64().unwrap_or(0.0) + value;
+                    skill["Progress"] = json!(progress.clamp(0.0, MAX_SKILL_PROGRESS));
+                    doc.set(&["Skills", "Common"], skills)?;
+                } else if let Some(list) = skills.as_array_mut() {
+                    list.push(json!({"Id": target, "Progress": value.clamp(0.0, MAX_SKILL_PROGRESS),
+                                     "PointsEarnedDuringSession": 0, "LastAccess": 0}));
+                    doc.set(&["Skills", "Common"], skills)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The profile's `TradersInfo.<trader>`, written first as a trader not met yet when it is absent.
+fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::inventory::Refused> {
+    if !doc.object_or_absent(&["TradersInfo"])? {
+        return Err("the profile's `TradersInfo` is malformed".into());
+    }
+    let found = doc.get(&["TradersInfo", trader])?;
+    if found.is_object() {
+        return Ok(found);
+    }
+    let fresh = profile::trader_met(trader, 0.0);
+    doc.set(&["TradersInfo", trader], fresh.clone())?;
+    Ok(fresh)
+}
+
+/// An `Item` reward's items into the stash's grid: the root at a free place (split into stacks of its
+/// template's `StackMaxSize`), the parts under it with fresh ids; found in raid when `findInRaid`.
+fn give_items(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    reward: &Value,
+    grid: &mut Option<Grid>,
+) -> Outcome {
+    let items: Vec<&Value> = reward["items"].as_array().into_iter().flatten().take(MAX_REWARD_ITEMS).collect();
+    let root_id = reward["target"].as_str().unwrap_or_default();
+    let Some(root) = items.iter().find(|i| i["_id"] == root_id).or(items.first()).copied() else {
+        return Ok(());
+    };
+    let root_tpl = tpl(root).to_owned();
+    if templates.props(&root_tpl).is_none() {
+        return Err(format!("a reward's template {root_tpl} is not in the database").into());
+    }
+    let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
+    if grid.is_none() {
+        *grid = Some(Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?);
+    }
+    let grid = grid.as_mut().expect("set above");
+    let parts: Vec<&Value> = items.iter().copied().filter(|i| i["_id"] != root["_id"]).collect();
+    let mut left = count(root).max(1);
+    let max = if parts.is_empty() { templates.stack_max(&root_tpl).unwrap_or(1).max(1) } else { 1 };
+    let found = reward["findInRaid"] == true;
+    let (w, h) = templates.footprint(&root_tpl, false);
+    while left > 0 {
+        let units = left.min(max);
+        left -= units;
+        let place = grid.place(doc, w, h)?.ok_or("no room in the stash for the quest's rewards")?;
+        let id = profile::new_id();
+        let mut upd = root["upd"].clone();
+        if !upd.is_object() {
+            upd = json!({});
+        }
+        upd["StackObjectsCount"] = json!(units);
+        upd["SpawnedInSession"] = json!(found);
+        let stack = json!({"_id": id, "_tpl": root_tpl, "parentId": stash, "slotId": "hideout", "location": place,
+                           "upd": upd});
+        write(doc, templates, &id, Some(stack))?;
+        changes.created(&id);
+        copy_parts(doc, templates, changes, &parts, root["_id"].as_str().unwrap_or_default(), &id)?;
+    }
+    Ok(())
+}
