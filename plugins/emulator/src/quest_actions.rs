@@ -219,6 +219,12 @@ pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates,
     Ok(())
 }
 
+/// Whether a condition of this kind is checked here, from the profile, when the quest completes (a
+/// handover's counter, or what [`done`] reads now), rather than taken as completed from a raid.
+pub(crate) fn checked_here(kind: &str) -> bool {
+    HANDOVER.contains(&kind) || quests::decides(kind) || kind == "Skill"
+}
+
 /// Whether one `AvailableForFinish` condition is done (see the module doc).
 fn done(doc: &mut Doc, condition: &Value, completed: &[Value], player: &Player) -> Result<bool, modhost_sdk::Error> {
     let id = condition["id"].as_str().unwrap_or_default();

@@ -12,7 +12,8 @@
 //! - `Quests`: only a quest the profile has `Started` or `AvailableForFinish` changes. Its status may
 //!   go between those two or to failed (`MarkedAsFailed` is stored as `Fail`, as SPT's
 //!   `ProcessPostRaidQuests` does), stamped in `statusTimers`. Its completed conditions gain the
-//!   reported ids that are conditions of the quest in `templates.quests`. A quest the raid cannot touch
+//!   reported ids that are conditions of the quest in `templates.quests` of a kind a raid fulfils (not
+//!   a handover, a level, a loyalty: `QuestComplete` checks those itself). A quest the raid cannot touch
 //!   (not started, handed in, unknown) stays as the profile has it.
 //! - `TaskConditionCounters`: entries whose `sourceId` is such a quest or an achievement of
 //!   `templates.achievements`, with a finite value of at least 0.
@@ -32,6 +33,7 @@ use crate::doc::Doc;
 use crate::inventory::Templates;
 use crate::menu::quests::status;
 use crate::profile;
+use crate::quest_actions;
 use modhost_sdk::{Result, db};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -198,7 +200,12 @@ fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<S
         }
         let mut done: Vec<Value> = quest["completedConditions"].as_array().cloned().unwrap_or_default();
         for id in report["completedConditions"].as_array().into_iter().flatten().take(MAX_CONDITIONS) {
-            let known = id.as_str().is_some_and(|id| conditions.iter().any(|c| c["id"] == id));
+            // Only what a raid does: a handover, a level or a loyalty is checked when the quest completes.
+            let known = id.as_str().is_some_and(|id| {
+                conditions.iter().any(|c| {
+                    c["id"] == id && !quest_actions::checked_here(c["conditionType"].as_str().unwrap_or_default())
+                })
+            });
             if known && !done.contains(id) && done.len() < MAX_CONDITIONS {
                 done.push(id.clone());
             }

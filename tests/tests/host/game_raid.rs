@@ -16,12 +16,19 @@ const SECURE: &str = "544a11ac4bdc2d470e8b456a";
 
 /// An achievement the test database adds (the generated one has none).
 const ACHIEVEMENT: &str = "6000000000000000000000ac";
+/// A kill counter the test database adds to each generated quest's finish conditions.
+const KILLS: &str = "6000000000000000000000cc";
 
-/// The generated database, with a base for the raid's map when the generator has none yet, and one
-/// achievement.
+/// The generated database, with a base for the raid's map when the generator has none yet, one
+/// achievement, and a kill counter among each quest's finish conditions.
 fn database() -> Value {
     let mut db = gamedb::database(100);
     db["templates"]["achievements"] = json!([{"id": ACHIEVEMENT, "rarity": "Common", "conditions": {}}]);
+    for quest in db["templates"]["quests"].as_object_mut().unwrap().values_mut() {
+        let kills = json!({"id": KILLS, "conditionType": "CounterCreator", "value": 5, "parentId": "",
+                           "counter": {"id": "6000000000000000000000cd", "conditions": []}});
+        quest["conditions"]["AvailableForFinish"].as_array_mut().unwrap().push(kills);
+    }
     if db["locations"][MAP]["base"].is_null() {
         db["locations"][MAP]["base"] = json!({"Id": MAP, "Name": "Factory", "EscapeTimeLimit": 20, "Loot": [],
                                               "UnixDateTime": 0, "exits": [], "waves": [], "BossLocationSpawn": []});
@@ -246,20 +253,28 @@ async fn a_raid_survived_then_a_raid_killed_and_the_results_outlive_a_restart() 
     // Survived: a loose item found, kept found-in-raid; a bot's pocket loot taken too.
     let (server_id, loot) = start(&p).await;
     let (found, found_tpl, found_count) = loose_items(&loot).into_iter().next().expect("loose loot");
-    let bots = post(
-        addr,
-        "/client/game/bot/generate",
-        A,
-        json!({"conditions": [{"Role": "assault", "Limit": 1, "Difficulty": "normal"}]}),
-    )
-    .await;
-    let looted = bots["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|b| b["Inventory"]["items"].as_array().unwrap().clone())
-        .find(|i| i["slotId"].as_str().is_some_and(|s| s.starts_with("pocket")))
-        .expect("a bot with pocket loot");
+    // A bot's pocket loot is drawn: in about one batch of five none of its bots has any that fits the
+    // pockets' grids, so batches are asked for until one does (twenty at most).
+    let mut looted = None;
+    for _ in 0..20 {
+        let bots = post(
+            addr,
+            "/client/game/bot/generate",
+            A,
+            json!({"conditions": [{"Role": "assault", "Limit": 1, "Difficulty": "normal"}]}),
+        )
+        .await;
+        looted = bots["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b["Inventory"]["items"].as_array().unwrap().clone())
+            .find(|i| i["slotId"].as_str().is_some_and(|s| s.starts_with("pocket")));
+        if looted.is_some() {
+            break;
+        }
+    }
+    let looted = looted.expect("a bot with pocket loot in twenty batches");
     let before = p.profile().await;
     let reported = with_item(
         &before,
@@ -455,7 +470,8 @@ async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
     let quests = database()["templates"]["quests"].clone();
     let mut ids = quests.as_object().unwrap().keys().cloned();
     let (active, done, unknown_to_profile) = (ids.next().unwrap(), ids.next().unwrap(), ids.next().unwrap());
-    let condition = quests[&active]["conditions"]["AvailableForFinish"][0]["id"].as_str().unwrap().to_owned();
+    let handover = quests[&active]["conditions"]["AvailableForFinish"][0]["id"].as_str().unwrap().to_owned();
+    let condition = KILLS.to_owned();
 
     // The profile has one quest started and one handed in, and Fence at standing 0.
     let key = format!("profile.{}", p.uid);
@@ -472,7 +488,7 @@ async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
     let (server_id, _) = start(&p).await;
     let mut reported = p.profile().await;
     reported["Quests"] = json!([
-        {"qid": active, "status": "AvailableForFinish", "completedConditions": [condition, "not-a-condition"]},
+        {"qid": active, "status": "AvailableForFinish", "completedConditions": [condition, handover, "not-a-condition"]},
         {"qid": done, "status": 2, "completedConditions": []},
         {"qid": unknown_to_profile, "status": 3, "completedConditions": []},
     ]);
@@ -495,7 +511,7 @@ async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
     let of = |qid: &str| states.iter().find(|q| q["qid"] == qid).copied();
     let moved = of(&active).expect("the started quest");
     assert_eq!(moved["status"], 3, "a started quest became ready to hand in: {moved}");
-    assert_eq!(moved["completedConditions"], json!([condition]), "only the quest's own condition");
+    assert_eq!(moved["completedConditions"], json!([condition]), "only the quest's own, and no handover");
     assert!(moved["statusTimers"]["3"].as_u64().is_some(), "{moved}");
     assert_eq!(of(&done).unwrap()["status"], 4, "a handed-in quest cannot be restarted by a raid");
     assert!(of(&unknown_to_profile).is_none(), "a raid cannot start a quest");
@@ -511,4 +527,8 @@ async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
         after["TradersInfo"]["579dc571d53a0658a154fbec"]["standing"], 1.0,
         "Fence's standing rose by at most the raid's cap"
     );
+
+    // The kills count, but the handover the report claimed does not: the quest cannot be handed in.
+    let warning = p.act(json!({"Action": "QuestComplete", "qid": active})).await.expect("refused");
+    assert!(warning.contains(&handover) && warning.contains("HandoverItem"), "{warning}");
 }
