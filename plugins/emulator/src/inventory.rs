@@ -338,12 +338,16 @@ pub(crate) fn copy_parts(
     Ok(())
 }
 
-/// The ids a batch created, changed and removed, in order, for the answer's `profileChanges.items`.
+/// The ids a batch created, changed and removed, in order, for the answer's `profileChanges.items`; and
+/// the quests it changed or opened.
 #[derive(Default, Clone)]
 pub(crate) struct Changes {
     new: Vec<String>,
     change: Vec<String>,
     del: Vec<String>,
+    /// Quests whose state a quest action changed (`questsStatus`), and quests it opened (`quests`).
+    pub(crate) quests: Vec<String>,
+    pub(crate) opened: Vec<String>,
 }
 
 impl Changes {

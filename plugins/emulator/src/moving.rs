@@ -12,6 +12,7 @@
 
 use crate::doc::Doc;
 use crate::inventory::{Changes, Outcome, Refused, Templates};
+use crate::menu::quests;
 use crate::{actions, input, profile, quest_actions, trading};
 use modhost_sdk::{Error, Request, Response, Result, envelope};
 use serde::Deserialize;
@@ -92,29 +93,34 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
             Err(Refused::Store(other)) => return Err(other),
         }
     }
-    // The quests the applied quest actions changed, for `questsStatus`.
-    let quests: Vec<&Value> = applied
-        .iter()
-        .filter(|a| a["Action"].as_str().is_some_and(|n| n.starts_with("Quest")))
-        .map(|a| &a["qid"])
-        .collect();
     // The answer is read before the commit: afterwards the document is at a newer version. Its members
     // are those SPT's `EventOutputHolder` always sends.
     let read = |doc: &mut Doc, changes: &Changes| -> Result<Value> {
         // Only a quest's reward changes skills: other batches answer none rather than read them (a
         // store call on every drag).
-        let (statuses, skills): (Vec<Value>, Value) = if quests.is_empty() {
+        let (statuses, skills): (Vec<Value>, Value) = if changes.quests.is_empty() {
             (Vec::new(), json!({ "Common": [], "Mastering": [], "Points": 0 }))
         } else {
             let all = doc.get(&["Quests"])?;
-            let changed = all.as_array().into_iter().flatten().filter(|s| quests.contains(&&s["qid"])).cloned();
-            (changed.collect(), doc.get(&["Skills"])?)
+            let changed = all
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|s| s["qid"].as_str().is_some_and(|q| changes.quests.iter().any(|c| c == q)));
+            (changed.cloned().collect(), doc.get(&["Skills"])?)
+        };
+        let opened: Vec<Value> = if changes.opened.is_empty() {
+            Vec::new()
+        } else {
+            let edition = doc.get(&["Info", "GameVersion"])?;
+            let edition = edition.as_str().unwrap_or_default();
+            changes.opened.iter().filter_map(|q| quests::for_client(q, edition)).collect()
         };
         Ok(json!({
             uid.clone(): {
                 "_id": uid,
                 "experience": doc.get(&["Info", "Experience"])?,
-                "quests": [],
+                "quests": opened,
                 "ragFairOffers": [],
                 "weaponBuilds": [],
                 "equipmentBuilds": [],

@@ -21,11 +21,16 @@
 //!   now. The quest becomes `Success` and its `Success` rewards for the player's edition apply:
 //!   `Experience` (the level follows), `TraderStanding`, `TraderUnlock`, `Skill`, and `Item`s, which go
 //!   into the stash with fresh ids (SPT sends them by mail). No room in the stash: nothing happens.
-//!   `AssortmentUnlock` needs nothing written (the trader's assort reads the quest's state).
+//!   `AssortmentUnlock` needs nothing written (the trader's assort reads the quest's state). A quest
+//!   of the profile whose `Fail` conditions name this one's success fails (SPT's
+//!   `GetQuestsFromProfileFailedByCompletingQuest`), and the quests the success opens go to the client
+//!   in the answer's `quests`.
 //!
-//! Left out: repeatable quests (none are generated), `Started` rewards, the quests a completion fails
-//! (SPT's `GetQuestsFromProfileFailedByCompletingQuest`), time-gated follow-ups (`availableAfter`), and
-//! the rewards of kinds not named above (productions, achievements, customization, pockets).
+//! Every quest whose state changed is in the answer's `questsStatus`.
+//!
+//! Left out: repeatable quests (none are generated), `Started` rewards, time-gated follow-ups
+//! (`availableAfter`), and the rewards of kinds not named above (productions, achievements,
+//! customization, pockets).
 
 use crate::doc::Doc;
 use crate::inventory::{
@@ -99,7 +104,7 @@ fn player(doc: &mut Doc) -> Result<Player, modhost_sdk::Error> {
 }
 
 /// `QuestAccept {qid, type}`.
-pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: &mut Changes) -> Outcome {
     if action["type"] == "repeatable" {
         return Err("repeatable quests are not generated here".into());
     }
@@ -128,6 +133,7 @@ pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut C
         }
     }
     doc.set(&["Quests"], Value::Array(states))?;
+    changes.quests.push(qid);
     Ok(())
 }
 
@@ -215,6 +221,7 @@ pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates,
             done.push(json!(condition_id));
         }
         doc.set(&["Quests"], Value::Array(states))?;
+        changes.quests.push(qid);
     }
     Ok(())
 }
@@ -279,13 +286,34 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
         }
     }
 
+    // The quests this one's success opens: those that name it in their `AvailableForStart`, not open
+    // before (read now, while it is not yet a success).
+    let waiting: Vec<String> = db::keys("templates.quests")
+        .unwrap_or_default()
+        .into_iter()
+        .take(MAX_QUESTS)
+        .filter(|id| !player.has(id) && names(&db::path(&["templates", "quests", id]), "AvailableForStart", &qid))
+        .filter(|id| !quests::open_to(id, &player))
+        .collect();
+
     let now = profile::now();
-    states[at]["status"] = json!(SUCCESS);
-    if !states[at]["statusTimers"].is_object() {
-        states[at]["statusTimers"] = json!({});
+    set_status(&mut states[at], SUCCESS, now);
+    changes.quests.push(qid.clone());
+    // SPT's `GetQuestsFromProfileFailedByCompletingQuest`: a quest of the profile, not yet handed in or
+    // failed, whose `Fail` conditions name this one's success.
+    for state in states.iter_mut().take(MAX_QUESTS) {
+        let Some(other) = state["qid"].as_str().map(str::to_owned) else { continue };
+        if other == qid || matches!(status(&state["status"]), Some(SUCCESS | FAIL | FAIL_RESTARTABLE)) {
+            continue;
+        }
+        if names(&db::path(&["templates", "quests", &other]), "Fail", &qid) {
+            set_status(state, FAIL, now);
+            changes.quests.push(other);
+        }
     }
-    states[at]["statusTimers"][SUCCESS.to_string()] = json!(now);
     doc.set(&["Quests"], Value::Array(states))?;
+    let after = self::player(doc)?;
+    changes.opened.extend(waiting.into_iter().filter(|id| quests::open_to(id, &after)));
 
     let rewards: Vec<Value> = db::get(&format!("{path}.rewards.Success")).unwrap_or_default();
     let rewards: Vec<Value> =
@@ -330,6 +358,26 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
         }
     }
     Ok(())
+}
+
+/// Sets a quest state's status, stamped in its `statusTimers`.
+fn set_status(state: &mut Value, to: u64, now: u64) {
+    state["status"] = json!(to);
+    if !state["statusTimers"].is_object() {
+        state["statusTimers"] = json!({});
+    }
+    state["statusTimers"][to.to_string()] = json!(now);
+}
+
+/// Whether the quest at `path` has, among its `kind` conditions, a `Quest` condition on `qid`'s
+/// success.
+fn names(path: &str, kind: &str, qid: &str) -> bool {
+    let conditions: Vec<Value> = db::get(&format!("{path}.conditions.{kind}")).unwrap_or_default();
+    conditions.iter().take(MAX_CONDITIONS).any(|c| {
+        c["conditionType"] == "Quest"
+            && targets(c).contains(&qid)
+            && c["status"].as_array().is_some_and(|s| s.iter().any(|s| status(s) == Some(SUCCESS)))
+    })
 }
 
 /// The profile's `TradersInfo.<trader>`, written first as a trader not met yet when it is absent.

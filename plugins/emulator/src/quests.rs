@@ -106,6 +106,11 @@ impl Player {
         Player { info, quests, traders }
     }
 
+    /// Whether the profile has quest `id`, in any state.
+    pub(crate) fn has(&self, id: &str) -> bool {
+        self.quests.contains_key(id)
+    }
+
     /// The player's game edition (`Info.GameVersion`).
     pub(crate) fn edition(&self) -> &str {
         &self.info.game_version
@@ -195,6 +200,18 @@ pub(crate) fn for_edition(reward: &Value, edition: &str) -> bool {
     only.is_none_or(|l| l.iter().any(|e| e == edition)) && !never.is_some_and(|l| l.iter().any(|e| e == edition))
 }
 
+/// Quest `id` as the client reads it, with the rewards `edition` does not get taken out; `None` when the
+/// database has no such quest.
+pub(crate) fn for_client(id: &str, edition: &str) -> Option<Value> {
+    let mut quest: Value = db::get(&db::path(&["templates", "quests", id])).ok()?;
+    if let Some(kinds) = quest["rewards"].as_object_mut() {
+        for rewards in kinds.values_mut().filter_map(Value::as_array_mut) {
+            rewards.retain(|reward| for_edition(reward, edition));
+        }
+    }
+    Some(quest)
+}
+
 /// `/client/quest/list`: the quests this player may see (see the module doc).
 fn list(req: &Request) -> Result<Response> {
     if !req.body().iter().all(u8::is_ascii_whitespace) {
@@ -219,17 +236,12 @@ fn list(req: &Request) -> Result<Response> {
         let edition = player.info.game_version.as_str();
         let all_for_edition =
             rewards.values().filter_map(Value::as_array).flatten().all(|reward| for_edition(reward, edition));
-        if all_for_edition {
-            answer = answer.with_db(&path);
-        } else {
-            let mut quest: Value = db::get(&path)?;
-            if let Some(kinds) = quest["rewards"].as_object_mut() {
-                for rewards in kinds.values_mut().filter_map(Value::as_array_mut) {
-                    rewards.retain(|reward| for_edition(reward, edition));
-                }
-            }
-            answer = answer.with_bytes(serde_json::to_vec(&quest)?);
-        }
+        // Whole quests go by reference; only one whose rewards change is read into the guest.
+        let edited = if all_for_edition { None } else { for_client(id, edition) };
+        answer = match edited {
+            None => answer.with_db(&path),
+            Some(quest) => answer.with_bytes(serde_json::to_vec(&quest)?),
+        };
     }
     Ok(answer.with_bytes(b"]}".to_vec()))
 }

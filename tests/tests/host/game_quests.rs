@@ -2,12 +2,29 @@
 //! list shows, handing over what its condition asks for, completing it and receiving its rewards (the
 //! trader's quest-locked offer opening with it), each refusal a warning that changes nothing.
 
-use crate::emulator::{A, Player, emulator};
+use crate::emulator::{A, Player};
 use modhost_gamedb::{RIFLE, TRADER, hex_id};
+use modhost_tests::TestServer;
 use serde_json::{Value, json};
 
+/// A quest the test database adds: open from level 1, failed by "Debut"'s success.
+const RIVAL: &str = "6000000000000000000000f1";
+
+/// The generated database with [`RIVAL`] beside its quests.
+async fn server() -> TestServer {
+    let mut db = modhost_gamedb::database(100);
+    let mut rival = db["templates"]["quests"][record(1)].clone();
+    rival["_id"] = json!(RIVAL);
+    rival["QuestName"] = json!("Rival");
+    rival["conditions"]["Fail"] =
+        json!([{"id": "6000000000000000000000f2", "conditionType": "Quest", "target": record(1), "status": [4]}]);
+    db["templates"]["quests"][RIVAL] = rival;
+    TestServer::builder().db_json(&db.to_string()).config(|c| c.builtin_mods = true).start().await.unwrap()
+}
+
 /// The generated menu record `n` (`host/gamedb/src/menu.rs`): quest 1 is "Debut" (hand over a rifle;
-/// 1000 experience and 5000 roubles), quest 2 "Shootout picnic" (from level 5).
+/// 1000 experience and 5000 roubles), quest 2 "Shootout picnic" (from level 5), quest 3 "Delivery
+/// from the past" (opened by "Debut"'s success).
 fn record(n: u64) -> String {
     hex_id(1 << 50 | n)
 }
@@ -29,7 +46,7 @@ async fn assort_ids(p: &Player) -> Vec<String> {
 
 #[tokio::test]
 async fn a_quest_is_accepted_handed_over_and_completed_with_its_rewards() {
-    let server = emulator().await;
+    let server = server().await;
     let p = Player::new(server.addr, A, "Quester").await;
     let debut = record(1);
     let refused = |warning: Option<String>, says: &str| {
@@ -40,6 +57,7 @@ async fn a_quest_is_accepted_handed_over_and_completed_with_its_rewards() {
     refused(p.act(json!({"Action": "QuestComplete", "qid": debut})).await, "not started");
     refused(p.act(json!({"Action": "QuestAccept", "qid": record(2), "type": "PickUp"})).await, "not open");
     refused(p.act(json!({"Action": "QuestAccept", "qid": "ffffffffffffffffffffffff"})).await, "does not exist");
+    assert_eq!(p.act(json!({"Action": "QuestAccept", "qid": RIVAL, "type": "PickUp"})).await, None);
     assert_eq!(p.act(json!({"Action": "QuestAccept", "qid": debut, "type": "PickUp"})).await, None);
     let started = state(&p.profile().await, &debut);
     assert_eq!((started["status"].clone(), started["completedConditions"].clone()), (json!(2), json!([])));
@@ -73,8 +91,16 @@ async fn a_quest_is_accepted_handed_over_and_completed_with_its_rewards() {
     assert_eq!(answer["data"]["warnings"], json!([]), "{answer}");
     let changes = &answer["data"]["profileChanges"][&p.uid];
     assert_eq!(changes["items"]["new"].as_array().unwrap().len(), 1, "the roubles reward, in the answer: {answer}");
-    assert_eq!(changes["questsStatus"][0]["status"], 4, "{answer}");
-    assert!(changes["quests"].is_array() && changes["skills"]["Common"].is_array(), "{answer}");
+    let statuses: Vec<(&str, &Value)> = changes["questsStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["qid"].as_str().unwrap(), &s["status"]))
+        .collect();
+    assert_eq!(statuses, [(RIVAL, &json!(5)), (debut.as_str(), &json!(4))], "Debut done, Rival failed by it");
+    let opened: Vec<&str> = changes["quests"].as_array().unwrap().iter().map(|q| q["_id"].as_str().unwrap()).collect();
+    assert_eq!(opened, [record(3)], "Debut's success opens Delivery from the past");
+    assert!(changes["skills"]["Common"].is_array(), "{answer}");
     let after = p.profile().await;
     assert_eq!(state(&after, &debut)["status"], 4);
     assert_eq!(after["Info"]["Experience"].as_f64().unwrap(), xp + 1000.0);
