@@ -54,6 +54,9 @@ pub(crate) fn now() -> u64 {
 }
 
 /// The level `xp` reaches in `globals.config.exp.level.exp_table` (each entry the experience of one
+/// SPT's highest skill progress (level 51), which no skill goes beyond.
+pub(crate) const MAX_SKILL_PROGRESS: f64 = 5100.0;
+
 /// A `TradersInfo` entry for a trader the profile meets now, at `standing` (SPT's `TraderInfo`; unlocked
 /// when the trader's base says it is by default).
 pub(crate) fn trader_met(trader: &str, standing: f64) -> Value {

@@ -53,8 +53,6 @@ const MAX_CONDITIONS: usize = 256;
 const MAX_REWARDS: usize = 64;
 const MAX_HANDOVER: usize = 64;
 const MAX_REWARD_ITEMS: usize = 256;
-/// SPT's highest skill progress (level 51).
-const MAX_SKILL_PROGRESS: f64 = 5100.0;
 /// The kinds of condition a handover serves.
 const HANDOVER: [&str; 2] = ["HandoverItem", "WeaponAssembly"];
 
@@ -76,6 +74,25 @@ fn states(doc: &mut Doc, qid: &str) -> Result<(Vec<Value>, Option<usize>), modho
     };
     let at = states.iter().take(MAX_QUESTS).position(|s| s["qid"] == qid);
     Ok((states, at))
+}
+
+/// The quest an action names, which the profile has started (or made ready to hand in).
+struct Started {
+    qid: String,
+    /// Its `templates.quests` path.
+    path: String,
+    /// The profile's quest states, and the index of this one's.
+    states: Vec<Value>,
+    at: usize,
+}
+
+fn started(doc: &mut Doc, action: &Value) -> Result<Started, crate::inventory::Refused> {
+    let (qid, path) = named_quest(action)?;
+    let (states, at) = states(doc, &qid)?;
+    match at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH))) {
+        Some(at) => Ok(Started { qid, path, states, at }),
+        None => Err(format!("quest {qid} is not started").into()),
+    }
 }
 
 /// A quest's `AvailableForFinish` conditions.
@@ -139,12 +156,7 @@ pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
 
 /// `QuestHandover {qid, conditionId, items: [{id, count}]}`.
 pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let (qid, path) = named_quest(action)?;
-    let (mut states, at) = states(doc, &qid)?;
-    let Some(at) = at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH)))
-    else {
-        return Err(format!("quest {qid} is not started").into());
-    };
+    let Started { qid, path, mut states, at } = started(doc, action)?;
     let condition_id = action["conditionId"].as_str().ok_or("the handover names no `conditionId`")?;
     let condition = finish_conditions(&path)
         .into_iter()
@@ -264,12 +276,7 @@ fn done(doc: &mut Doc, condition: &Value, completed: &[Value], player: &Player) 
 
 /// `QuestComplete {qid}`.
 pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let (qid, path) = named_quest(action)?;
-    let (mut states, at) = states(doc, &qid)?;
-    let Some(at) = at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH)))
-    else {
-        return Err(format!("quest {qid} is not started").into());
-    };
+    let Started { qid, path, mut states, at } = started(doc, action)?;
     let completed = states[at]["completedConditions"].as_array().cloned().unwrap_or_default();
     let player = player(doc)?;
     for condition in finish_conditions(&path) {
@@ -346,10 +353,10 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
                 let mut skills = doc.get(&["Skills", "Common"])?;
                 if let Some(skill) = skills.as_array_mut().and_then(|l| l.iter_mut().find(|s| s["Id"] == target)) {
                     let progress = skill["Progress"].as_f64().unwrap_or(0.0) + value;
-                    skill["Progress"] = json!(progress.clamp(0.0, MAX_SKILL_PROGRESS));
+                    skill["Progress"] = json!(progress.clamp(0.0, profile::MAX_SKILL_PROGRESS));
                     doc.set(&["Skills", "Common"], skills)?;
                 } else if let Some(list) = skills.as_array_mut() {
-                    list.push(json!({"Id": target, "Progress": value.clamp(0.0, MAX_SKILL_PROGRESS),
+                    list.push(json!({"Id": target, "Progress": value.clamp(0.0, profile::MAX_SKILL_PROGRESS),
                                      "PointsEarnedDuringSession": 0, "LastAccess": 0}));
                     doc.set(&["Skills", "Common"], skills)?;
                 }

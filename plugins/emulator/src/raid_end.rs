@@ -57,8 +57,6 @@ const MAX_DEPTH: usize = 64;
 /// Entries of the fast panel and skills taken from a report.
 const MAX_FAST_PANEL: usize = 64;
 const MAX_SKILLS: usize = 256;
-/// SPT's highest skill progress (level 51).
-const MAX_SKILL_PROGRESS: f64 = 5100.0;
 
 #[derive(Deserialize)]
 struct EndRequest {
@@ -539,7 +537,7 @@ fn skills(reported: &Value, mut server: Value) -> Value {
         .take(MAX_SKILLS)
         .filter_map(|s| {
             let id = s["Id"].as_str().filter(|id| id.len() <= 64)?;
-            let progress = s["Progress"].as_f64()?.clamp(0.0, MAX_SKILL_PROGRESS);
+            let progress = s["Progress"].as_f64()?.clamp(0.0, profile::MAX_SKILL_PROGRESS);
             Some(json!({"Id": id, "Progress": progress, "PointsEarnedDuringSession": 0,
                         "LastAccess": s["LastAccess"].as_i64().unwrap_or(0)}))
         })
