@@ -98,6 +98,29 @@ impl Namespace<'_> {
         .map_err(Error::from)
     }
 
+    /// Read-modify-write of `key` with compare-and-set: see [`update`].
+    pub fn update<T, R>(self, key: &str, mut change: impl FnMut(&mut T) -> Option<R>) -> Result<Option<R>>
+    where
+        T: DeserializeOwned + Serialize + Default,
+    {
+        for _ in 0..UPDATE_ATTEMPTS {
+            let (mut value, expected) = match self.get_versioned::<T>(key)? {
+                Some((value, version)) => (value, Some(version)),
+                None => (T::default(), None),
+            };
+            let Some(answer) = change(&mut value) else { return Ok(None) };
+            match self.set_if_version(key, &value, expected) {
+                Ok(_) => return Ok(Some(answer)),
+                // Another session wrote in between: read its value and decide again.
+                Err(Error::Conflict(_)) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+        Err(Error::Conflict(format!(
+            "store `{key}` was changed by others under each of {UPDATE_ATTEMPTS} attempts; nothing was written, try again"
+        )))
+    }
+
     /// Removes `key`; answers whether it existed.
     pub fn delete(self, key: &str) -> Result<bool> {
         match self.0 {
@@ -217,7 +240,8 @@ pub fn get_versioned<T: DeserializeOwned>(key: &str) -> Result<Option<(T, u64)>>
 }
 
 /// Store `value` as JSON under `key` only if the key is still at `expected` (`None`: only if it does
-/// not exist). Another write in between gives [`Error::Conflict`] and writes nothing: read and retry.
+/// not exist). Another write in between gives [`Error::Conflict`] and writes nothing: read and retry
+/// ([`update`] is that loop, written once).
 ///
 /// ```rust,no_run
 /// use modhost_sdk::{store, Error};
@@ -236,6 +260,39 @@ pub fn get_versioned<T: DeserializeOwned>(key: &str) -> Result<Option<(T, u64)>>
 /// ```
 pub fn set_if_version<T: Serialize + ?Sized>(key: &str, value: &T, expected: Option<u64>) -> Result<u64> {
     own().set_if_version(key, value, expected)
+}
+
+/// How many times [`update`] reads `key` and tries to write it before it gives up with
+/// [`Error::Conflict`]: each failed attempt means another session's write landed, so sixteen in a row
+/// is a storm, not bad luck, and the caller's request should fail rather than spin.
+pub const UPDATE_ATTEMPTS: usize = 16;
+
+/// Changes the value under `key` with `change`, writing it back only if nobody wrote it in between,
+/// and otherwise reading it again and calling `change` again (at most [`UPDATE_ATTEMPTS`] times).
+/// This is the loop around [`get_versioned`] and [`set_if_version`] every key that several sessions
+/// share needs (a name index, a shared stock): the host's per-session lock orders one session's
+/// requests, not different sessions'.
+///
+/// `change` gets the current value (`T::default()` when the key was never written; use an `Option`
+/// for `T` to tell the two apart) and answers `Some(answer)` to write its changes, or `None` to leave
+/// the key as it is. `update` answers what the writing call answered, or `None` when nothing was
+/// written. `change` may run more than once, so it must not do anything but change the value.
+///
+/// ```rust,no_run
+/// use modhost_sdk::store;
+/// use std::collections::BTreeMap;
+///
+/// // Claim a name in an index every player shares; `None` when someone has it already.
+/// let claimed = store::update("names", |names: &mut BTreeMap<String, String>| {
+///     (!names.contains_key("ada")).then(|| names.insert("ada".to_owned(), "player-1".to_owned()))
+/// })?;
+/// # Ok::<(), modhost_sdk::Error>(())
+/// ```
+pub fn update<T, R>(key: &str, change: impl FnMut(&mut T) -> Option<R>) -> Result<Option<R>>
+where
+    T: DeserializeOwned + Serialize + Default,
+{
+    own().update(key, change)
 }
 
 /// Remove `key`; answers whether it existed.

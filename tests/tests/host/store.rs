@@ -46,6 +46,39 @@ async fn set_if_version_reaches_a_mod_and_a_stale_version_conflicts() {
     assert_eq!(got["value"], 3, "{got}");
 }
 
+/// `store::update` under contention: sessions are not ordered by the per-session lock, so concurrent
+/// read-modify-writes of one shared key from many sessions race. Every increment that answered must be
+/// in the final value (none lost to a write in between), and one that gave up says so as a conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn update_loses_no_write_when_many_sessions_change_one_key_at_once() {
+    const SESSIONS: usize = 24;
+    let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "").start().await.unwrap();
+    let addr = server.addr;
+    let calls: Vec<_> = (0..SESSIONS)
+        .map(|i| {
+            let session = format!("{i:024x}");
+            tokio::spawn(async move { send(addr, &Call::post_raw("/fx/tally", b"").session(&session)).await })
+        })
+        .collect();
+    let mut counted = Vec::new();
+    for call in calls {
+        let reply = call.await.unwrap().unwrap();
+        assert_eq!(reply.status, 200);
+        let got = reply.json();
+        match got["value"].as_u64() {
+            Some(n) => counted.push(n),
+            None => assert!(got["error"].as_str().unwrap().starts_with("conflict"), "{got}"),
+        }
+    }
+    // The successes answered 1, 2, … up to the stored tally, each once: a lost write would answer a
+    // value twice and leave the tally short of the successes.
+    counted.sort_unstable();
+    let stored = server.stop_and_open_store().await.unwrap();
+    let tally: u64 = serde_json::from_slice(&stored.store.get("fx", "tally").unwrap().unwrap()).unwrap();
+    assert_eq!(counted, (1..=tally).collect::<Vec<_>>(), "the stored tally is {tally}");
+    assert!(counted.len() > SESSIONS / 2, "most increments should land within the retry bound: {counted:?}");
+}
+
 /// Kill torture: a child commits whole values and document patches in a loop, saying before and after
 /// each commit what it commits, and is SIGKILLed at jittered moments once it is committing. After every
 /// kill the reopened store holds one whole value, never older than the last acknowledged commit nor newer
