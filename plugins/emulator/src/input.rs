@@ -22,6 +22,17 @@ pub(crate) fn parse<T: DeserializeOwned>(req: &Request, what: &str, max: usize) 
     req.json().map_err(|e| Error::Invalid(format!("{what}: {e}")))
 }
 
+/// The body, when the client sends one, parsed as a JSON object: a route whose SPT request type has
+/// members refuses what is not one (400), and one over `max` bytes (413), before answering. An empty
+/// (or all-whitespace) body is fine: the client sends none to some of these routes.
+pub(crate) fn object_or_empty(req: &Request, what: &str, max: usize) -> Result<()> {
+    if req.body().iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    let _: serde_json::Map<String, serde_json::Value> = parse(req, what, max)?;
+    Ok(())
+}
+
 /// Deserializes a list of at most `MAX` elements, failing at the first one past it instead of
 /// building the whole list first (`#[serde(deserialize_with = "input::at_most::<512, _, _>")]`).
 pub(crate) fn at_most<'de, const MAX: usize, D, T>(deserializer: D) -> std::result::Result<Vec<T>, D::Error>

@@ -1,69 +1,63 @@
 //! The reference game: an SPT-style backend written as an ordinary modhost mod.
 //!
 //! Built into the `modhost` binary (see `host/build.rs`); it uses nothing a third-party mod could not.
-//! It answers the SPT launcher (`launcher.rs`: accounts in `account.rs`), the client's boot
-//! (`boot.rs`: the static tables by db reference, so they never cross into the guest; profile create,
-//! list, select and status in `profile.rs`), the main menu (`menu.rs`), the raid (`raid.rs`,
-//! `scav.rs`), and `items/moving` (`moving.rs`): inventory actions (`actions.rs`), buying from traders
-//! (`trading.rs`) and quests (`quest_actions.rs`) over a shared inventory model (`inventory.rs`), each
-//! validated whole before it changes anything. Profiles are stored keyed
-//! and indexed (`shape.rs`) and read and changed by path (`doc.rs`), so a drag costs what it touches,
-//! not the profile's size; the client still reads SPT's shape. Other mods reach it through
-//! `gifts.rs`: the function `give-item`, and the events it emits (`profile.created`,
-//! `profile.selected`, `items.moved`, `trade.done`; `docs/mods-together.md`). It tells the client
-//! through the notifier (`notify.rs`): its channel, and a chat message when a gift or a purchase
-//! arrives (`docs/realtime.md`). Each route, by phase, with where its shape comes from in SPT's source:
-//! `docs/game.md`.
+//! The routes come in the order of a player's session, one folder per phase or system, each adding
+//! its routes in its `mod.rs` (every route, with the SPT source its shape comes from: `docs/game.md`):
+//!
+//! - `launcher/`: the SPT launcher (accounts in `launcher/account.rs`);
+//! - `boot/`: the client's boot (static tables by db reference, so they never cross into the guest;
+//!   profile create, list, select and status in `boot/profiles.rs`);
+//! - `menu/`: the main menu (weather, locations, builds, achievements; quests and traders);
+//! - `mail/`: friends, dialogues and chat servers (SPT's `DialogStaticRouter`);
+//! - `hideout/`: the hideout's tables (SPT's `HideoutStaticRouter` and the hideout item events);
+//! - `ragfair/`: the flea market (SPT's `RagfairStaticRouter` and the ragfair item events);
+//! - `insurance/`: insurance quotes (SPT's `InsuranceStaticRouter` and `Insure`);
+//! - `raid/`: a raid's round trip, its bots, loot and end, and the player's scav;
+//! - `items/`: `/client/game/profile/items/moving`, every item event: inventory actions, trading,
+//!   quest actions; and `give-item`, the function other mods call (`items/gifts.rs`).
+//!
+//! Under them, shared by every phase: `profile/` (the stored profile: its shape, a document read and
+//! changed by path, the inventory model, the session's profile), and leaves that import no other game
+//! module: `ids` (ids), `clock` (the game's one clock), `progression` (levels, trader standing,
+//! skills), `templates` (item templates), `events` (what other mods hear), `notify` (the client's
+//! notifier), `input` (request bodies, bounded), `tables` (db tables answered by reference).
+//!
+//! Profiles are stored keyed and indexed (`profile/shape.rs`) and read and changed by path
+//! (`profile/doc.rs`), so a drag costs what it touches, not the profile's size; the client still reads
+//! SPT's shape.
 
-mod account;
-mod actions;
 mod boot;
-mod doc;
-mod gifts;
+mod clock;
+mod events;
+mod hideout;
+mod ids;
 mod input;
-mod inventory;
+mod insurance;
+mod items;
 mod launcher;
+mod mail;
 mod menu;
-mod moving;
 mod notify;
 mod profile;
-mod quest_actions;
+mod progression;
+mod ragfair;
 mod raid;
-mod scav;
-mod shape;
-mod trading;
+mod tables;
+mod templates;
 
-use modhost_sdk::{Request, Response, Result, Router, db, envelope, export};
+use modhost_sdk::{Router, export};
 
+/// Every route of the game, phase by phase in the order a client's session reaches them.
 fn router() -> Router {
-    let router = Router::new()
-        .route("/client/notifier/channel/create", notify::channel)
-        .route("/client/game/profile/items/moving", moving::moving)
-        .route("/client/handbook/templates", handbook)
-        .provide_json("give-item", gifts::give_item);
-    // Each phase of a client's session adds its own routes (`docs/game-routes.md` lists them).
-    let router = launcher::routes(router);
+    let router = launcher::routes(Router::new());
     let router = boot::routes(router);
     let router = menu::routes(router);
-    raid::routes(router)
-}
-
-/// The backend's address as the client and the launcher will use it: this host, as the request
-/// named it.
-pub(crate) fn backend_url(req: &Request) -> String {
-    format!("http://{}", req.header("host").unwrap_or("127.0.0.1:6969"))
-}
-
-pub(crate) fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-fn handbook(_: &Request) -> Result<Response> {
-    if db::exists("templates.handbook") {
-        Ok(envelope::ok_db("templates.handbook"))
-    } else {
-        Ok(envelope::ok(&serde_json::json!({"Categories": [], "Items": []})))
-    }
+    let router = mail::routes(router);
+    let router = hideout::routes(router);
+    let router = ragfair::routes(router);
+    let router = insurance::routes(router);
+    let router = raid::routes(router);
+    items::routes(router)
 }
 
 export!(router());

@@ -9,6 +9,8 @@
 //! - a gift (`give-item`, the game's mail): a system message naming what arrived in the stash;
 //! - a purchase from a trader (`TradingConfirm`): a message from the trader.
 
+use crate::clock;
+use crate::ids;
 use modhost_sdk::{Request, Response, Result, envelope, log, push};
 use serde_json::{Value, json};
 
@@ -35,13 +37,13 @@ pub(crate) fn channel(req: &Request) -> Result<Response> {
 
 /// The `new_message` notification of a message from `from` with `text`, of SPT message type `kind`.
 fn new_message(from: &str, kind: u8, text: &str) -> Value {
-    let id = crate::profile::new_id();
+    let id = ids::new_id();
     json!({
         "type": "new_message",
         "eventId": id,
         "dialogId": from,
         "message": {
-            "_id": id, "uid": from, "type": kind, "dt": crate::now(), "text": text,
+            "_id": id, "uid": from, "type": kind, "dt": clock::now(), "text": text,
             "hasRewards": false, "rewardCollected": false,
         },
     })

@@ -20,16 +20,13 @@
 //! patch (`inventory::write`), so the two can never disagree. An empty map means the same as no map
 //! (a container whose last child left keeps `{}`: removing it would mean reading all of its siblings).
 
-use crate::inventory::{Templates, rotated, tpl};
+use crate::templates::{Templates, rotated, tpl};
 use serde_json::{Map, Value, json};
 
 /// The version of the stored shape.
 pub(crate) const SHAPE: u64 = 1;
 /// The member holding the indexes.
 pub(crate) const INDEX: &str = "_modhost";
-/// The longest side, in cells, an item is indexed with: a template claiming more is clamped, so a
-/// wild `Width` cannot make one item write thousands of entries.
-pub(crate) const MAX_SIDE: i64 = 64;
 
 /// One index entry: its path and its value.
 pub(crate) type Entry = (Vec<String>, Value);

@@ -29,11 +29,12 @@
 
 use super::end::Reported;
 use super::setting;
-use crate::doc::Doc;
-use crate::inventory::Templates;
+use crate::clock;
+use crate::items::quests::checked_here;
 use crate::menu::quests::status;
-use crate::profile;
-use crate::quest_actions;
+use crate::profile::doc::Doc;
+use crate::progression;
+use crate::templates::Templates;
 use modhost_sdk::{Result, db};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -101,7 +102,7 @@ pub(super) fn apply(doc: &mut Doc, templates: &mut Templates, reported: &Reporte
     if doc.get(&["TradersInfo", FENCE])?.is_object() {
         doc.set(&["TradersInfo", FENCE, "standing"], json!(standing))?;
     } else {
-        doc.set(&["TradersInfo", FENCE], profile::trader_met(FENCE, standing))?;
+        doc.set(&["TradersInfo", FENCE], progression::trader_met(FENCE, standing))?;
     }
     Ok(())
 }
@@ -154,7 +155,7 @@ fn achievements(server: Value, reported: &Value, known: &HashSet<String>) -> Val
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    let now = profile::now();
+    let now = clock::now();
     for (id, at) in reported.as_object().into_iter().flatten().take(MAX_ACHIEVEMENTS) {
         if merged.contains_key(id) || !known.contains(id) {
             continue;
@@ -173,7 +174,7 @@ fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<S
     };
     let reported: Vec<&Value> = reported.as_array().into_iter().flatten().take(MAX_QUESTS).collect();
     let mut active = HashSet::new();
-    let now = profile::now();
+    let now = clock::now();
     for quest in quests.iter_mut().take(MAX_QUESTS) {
         let Some(qid) = quest["qid"].as_str().map(str::to_owned) else { continue };
         let before = status(&quest["status"]);
@@ -202,9 +203,9 @@ fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<S
         for id in report["completedConditions"].as_array().into_iter().flatten().take(MAX_CONDITIONS) {
             // Only what a raid does: a handover, a level or a loyalty is checked when the quest completes.
             let known = id.as_str().is_some_and(|id| {
-                conditions.iter().any(|c| {
-                    c["id"] == id && !quest_actions::checked_here(c["conditionType"].as_str().unwrap_or_default())
-                })
+                conditions
+                    .iter()
+                    .any(|c| c["id"] == id && !checked_here(c["conditionType"].as_str().unwrap_or_default()))
             });
             if known && !done.contains(id) && done.len() < MAX_CONDITIONS {
                 done.push(id.clone());

@@ -1,5 +1,12 @@
-//! `/client/game/profile/items/moving`: the session's inventory, trading and quest actions, in order,
-//! answered with the SPT envelope (`warnings`, `profileChanges`). A failed or unknown action becomes a
+//! `/client/game/profile/items/moving`, SPT's item events: the session's actions, in order, answered
+//! with the SPT envelope (`warnings`, `profileChanges`). Each action's name maps to its handler in
+//! [`action`]'s table: the inventory actions (`actions.rs`), trading (`trading.rs`) and the quest
+//! actions (`quests.rs`) live here; an action of another system (the hideout's, the flea market's,
+//! insurance's) is handled in that system's folder and named in the same table. `gifts.rs` is the
+//! function `give-item` other mods call, which places items the way a purchase does.
+//!
+//! Every action has the one signature [`Action`], so it validates against the profile before it
+//! writes and answers why it did nothing as a warning. A failed or unknown action becomes a
 //! warning with its reason, never a silent success, and changes nothing; the rest of the batch still
 //! applies.
 //!
@@ -10,11 +17,19 @@
 //! batch then answers err 1 and nothing of it applies). A profile written in SPT's shape is converted
 //! to the stored shape first, once (`profile::open`).
 
-use crate::doc::Doc;
-use crate::inventory::{Changes, Outcome, Refused, Templates};
-use crate::menu::quests;
-use crate::{actions, input, profile, quest_actions, trading};
-use modhost_sdk::{Error, Request, Response, Result, envelope};
+mod actions;
+mod gifts;
+pub(crate) mod quests;
+mod trading;
+
+use crate::events;
+use crate::input;
+use crate::notify;
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Changes, Outcome, Refused};
+use crate::profile::{self};
+use crate::templates::Templates;
+use modhost_sdk::{Error, Request, Response, Result, Router, envelope};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -43,9 +58,9 @@ fn action(name: &str) -> Option<Action> {
         "Toggle" => actions::toggle,
         "Tag" => actions::tag,
         "TradingConfirm" => trading::confirm,
-        "QuestAccept" => quest_actions::accept,
-        "QuestHandover" => quest_actions::handover,
-        "QuestComplete" => quest_actions::complete,
+        "QuestAccept" => quests::accept,
+        "QuestHandover" => quests::handover,
+        "QuestComplete" => quests::complete,
         _ => return None,
     })
 }
@@ -55,8 +70,13 @@ fn conflict() -> Response {
     envelope::error(1, "another request changed this profile; nothing was applied")
 }
 
+/// Adds the item events' route and the functions other mods call to `router`.
+pub(crate) fn routes(router: Router) -> Router {
+    router.route("/client/game/profile/items/moving", moving).provide_json("give-item", gifts::give_item)
+}
+
 /// `/client/game/profile/items/moving`.
-pub(crate) fn moving(req: &Request) -> Result<Response> {
+fn moving(req: &Request) -> Result<Response> {
     let Some(uid) = profile::session_profile(req)? else {
         return Ok(envelope::error(1, "this session has no profile"));
     };
@@ -114,7 +134,7 @@ pub(crate) fn moving(req: &Request) -> Result<Response> {
         } else {
             let edition = doc.get(&["Info", "GameVersion"])?;
             let edition = edition.as_str().unwrap_or_default();
-            changes.opened.iter().filter_map(|q| quests::for_client(q, edition)).collect()
+            changes.opened.iter().filter_map(|q| crate::menu::quests::for_client(q, edition)).collect()
         };
         Ok(json!({
             uid.clone(): {
@@ -154,16 +174,16 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
     if applied.is_empty() {
         return;
     }
-    crate::gifts::announce("items.moved", &json!({ "session": session, "uid": uid, "actions": applied }));
+    events::announce(events::ITEMS_MOVED, &json!({ "session": session, "uid": uid, "actions": applied }));
     for trade in applied.iter().filter(|a| a["Action"] == "TradingConfirm") {
         let items = json!([{ "id": trade["item_id"], "count": trade["count"] }]);
         let done =
             json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
-        crate::gifts::announce("trade.done", &done);
+        events::announce(events::TRADE_DONE, &done);
         if trade["type"] == "buy_from_trader"
             && let Some(trader) = trade["tid"].as_str()
         {
-            crate::notify::trade(session, trader);
+            notify::trade(session, trader);
         }
     }
 }

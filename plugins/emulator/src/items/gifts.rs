@@ -1,22 +1,21 @@
-//! What the game gives other mods: the function `give-item` (`mods.call("emulator", "give-item", …)`),
-//! and the events it emits at its key points ([`announce`]).
+//! What the game gives other mods to call: the function `give-item` (`mods.call("emulator",
+//! "give-item", …)`). The events it emits are `events.rs`'s.
 //!
 //! `give-item` puts new stacks of one template into the stash of the invocation's session's profile:
 //! the host holds that session's lock while it runs (the request's own, or the one `call-for-session`
 //! took), so it never races the player's own requests. It places like a purchase does (first fit in
 //! the stash grid, stacks up to the template's stack size) and writes once, compare-and-set on the
 //! profile's version.
-//!
-//! Events are emitted after the game's own writes: a subscriber may call back into the game (a
-//! welcome gift on `profile.created`) and must find the profile written. An event that no mod hears
-//! costs one host call; one that fails is logged, and the player's request goes on.
 
-use crate::doc::Doc;
-use crate::inventory::{Grid, Templates, write};
+use crate::ids;
+use crate::notify;
 use crate::profile;
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Grid, write};
+use crate::templates::Templates;
 use modhost_sdk::calls::Invocation;
-use modhost_sdk::{Error, Result, db, events, log};
-use serde::{Deserialize, Serialize};
+use modhost_sdk::{Error, Result, db};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The most items one `give-item` call gives.
@@ -40,7 +39,7 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
     if !(1..=MAX_COUNT).contains(&gift.count) {
         return Err(Error::Invalid(format!("count must be 1 to {MAX_COUNT}; it is {}", gift.count)));
     }
-    if !profile::is_id(&gift.tpl) || !db::exists(&db::path(&["templates", "items", &gift.tpl])) {
+    if !ids::is_id(&gift.tpl) || !db::exists(&db::path(&["templates", "items", &gift.tpl])) {
         return Err(Error::Invalid(format!(
             "`{}` is not an item template",
             gift.tpl.chars().take(64).collect::<String>()
@@ -70,7 +69,7 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         let Some(place) = grid.place(&mut doc, w, h)? else {
             return Err(Error::TooLarge(format!("no room in the stash for {} of {}", gift.count, gift.tpl)));
         };
-        let id = profile::new_id();
+        let id = ids::new_id();
         let stack = json!({
             "_id": id, "_tpl": gift.tpl, "parentId": stash, "slotId": "hideout", "location": place,
             "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
@@ -80,13 +79,6 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         left -= units;
     }
     doc.commit()?;
-    crate::notify::gift(session, &gift.tpl, gift.count);
+    notify::gift(session, &gift.tpl, gift.count);
     Ok(json!({ "ids": ids }))
-}
-
-/// Emits `topic` with `payload`; a failure is logged, never the request's.
-pub(crate) fn announce(topic: &str, payload: &impl Serialize) {
-    if let Err(e) = events::emit(topic, payload) {
-        log::warn(&format!("emitting {topic}: {e}"));
-    }
 }

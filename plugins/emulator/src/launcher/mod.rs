@@ -12,7 +12,8 @@
 //! removal needs the account's credentials, and a body that is not what the route reads is a 400
 //! naming the route.
 //!
-//! Accounts are `account.rs`'s. Read from the db: `templates.profiles` (the editions and the locale
+//! Accounts are `account.rs`'s; removing one (and wiping its character) is done here, since it spans
+//! the account and its profile. Read from the db: `templates.profiles` (the editions and the locale
 //! keys of their descriptions), `locales.server.en` (those descriptions), `globals.config.exp.level.
 //! exp_table` (levels on the profile card) and `configs.core` (SPT's `configs/core.json`: the SPT and
 //! compatible EFT versions, the server's name, `allowProfileWipe`); each has a default when absent.
@@ -20,11 +21,22 @@
 //! The server-mods routes answer what SPT answers with no server mods loaded (`{}` and `[]`): a mod
 //! cannot see which other mods the host has loaded, and a profile records none.
 
-use crate::account::{self, Account};
-use crate::{input, profile};
+pub(crate) mod account;
+
+use crate::input;
+use crate::profile::{self, shape};
+use crate::progression::{exp_table, experience};
+use crate::raid::scav;
+use account::Account;
 use modhost_sdk::{Error, Request, Response, Result, Router, db, store};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+/// The backend's address as the client and the launcher will use it: this host, as the request
+/// named it.
+pub(crate) fn backend_url(req: &Request) -> String {
+    format!("http://{}", req.header("host").unwrap_or("127.0.0.1:6969"))
+}
 
 /// The largest body a launcher route reads: a username, a password, an edition and a change.
 const MAX_BODY: usize = 4 << 10;
@@ -135,7 +147,7 @@ fn connect(req: &Request) -> Result<Response> {
     let descriptions = descriptions()?;
     let editions: Vec<&String> = descriptions.keys().collect();
     Ok(bare(&json!({
-        "backendUrl": crate::backend_url(req),
+        "backendUrl": backend_url(req),
         "name": core("serverName", "modhost".to_owned()),
         "editions": editions,
         "profileDescriptions": descriptions,
@@ -225,7 +237,7 @@ fn wipe(req: &Request) -> Result<Response> {
     if let Some(uid) = account.profile.take() {
         profile::discard(&uid)?;
     }
-    store::delete(&format!("session.{}", account.id))?;
+    profile::unbind(&account.id)?;
     account.edition = edition;
     account.wipe = true;
     account::save(&account)?;
@@ -241,25 +253,14 @@ fn remove(req: &Request) -> Result<Response> {
 
 fn remove_account(req: &Request, what: &str) -> Result<bool> {
     let Some(account) = opened(req, what)? else { return Ok(false) };
+    // The character and the session's binding go first (`profile/`'s keys), then the account: a
+    // removal cut short leaves an account that can still log in and remove itself again.
+    if let Some(uid) = &account.profile {
+        profile::discard(uid)?;
+    }
+    profile::unbind(&account.id)?;
     account::remove(&account)?;
     Ok(true)
-}
-
-/// The experience each level needs (`globals.config.exp.level.exp_table`), bounded.
-fn exp_table() -> Vec<i64> {
-    #[derive(Deserialize)]
-    struct Level {
-        #[serde(default)]
-        exp: i64,
-    }
-    let levels: Vec<Level> = db::get("globals.config.exp.level.exp_table").unwrap_or_default();
-    levels.into_iter().take(1000).map(|l| l.exp).collect()
-}
-
-/// SPT's `ProfileHelper.GetExperience`: the experience to reach `level`.
-fn experience(table: &[i64], level: i64) -> i64 {
-    let level = level.clamp(0, table.len().saturating_sub(1) as i64) as usize;
-    table[..level].iter().sum()
 }
 
 /// SPT's default `spt` member of a profile (`ProfileHelper.GetDefaultSptDataObject`).
@@ -406,10 +407,9 @@ fn v2_profile(req: &Request) -> Result<Response> {
         return Err(Error::NotFound("no account for this session: log in first".to_owned()));
     };
     let (pmc, scav) = match &account.profile {
-        Some(uid) => (
-            profile::load(uid)?.map(crate::shape::spt).unwrap_or(Value::Null),
-            crate::scav::for_list(uid)?.unwrap_or(Value::Null),
-        ),
+        Some(uid) => {
+            (profile::load(uid)?.map(shape::spt).unwrap_or(Value::Null), scav::for_list(uid)?.unwrap_or(Value::Null))
+        }
         None => (Value::Null, Value::Null),
     };
     Ok(v2(json!({
@@ -417,19 +417,4 @@ fn v2_profile(req: &Request) -> Result<Response> {
         "characters": { "pmc": pmc, "scav": scav },
         "spt": spt_data(),
     })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn experience_sums_the_levels_below() {
-        let table = [0, 1000, 3000, 6000];
-        assert_eq!(experience(&table, 1), 0);
-        assert_eq!(experience(&table, 2), 1000);
-        assert_eq!(experience(&table, 3), 4000);
-        assert_eq!(experience(&table, 99), 4000, "past the last level, the last");
-        assert_eq!(experience(&[], 5), 0);
-    }
 }

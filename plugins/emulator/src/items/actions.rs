@@ -5,11 +5,12 @@
 //! reason the player sees in the batch's warnings. Counts are conserved exactly: a split, merge or
 //! transfer moves units between stacks and never makes or loses one.
 
-use crate::doc::Doc;
-use crate::inventory::{
-    Changes, Outcome, Refused, Templates, check_place, children, count, is_root, item, set_count, subtree, tpl, write,
+use crate::ids;
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{
+    Changes, Outcome, Refused, check_place, children, count, is_root, item, set_count, subtree, write,
 };
-use crate::profile;
+use crate::templates::{Templates, tpl};
 use serde_json::{Value, json};
 
 /// The item an action names in `field`: present in this profile, and not a root container. Answers
@@ -70,8 +71,8 @@ pub(crate) fn split(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
         return Err(format!("cannot split {moved} off a stack of {have}").into());
     }
     let new_id = match action["newItem"].as_str() {
-        None => profile::new_id(),
-        Some(fresh) if profile::is_id(fresh) && item(doc, fresh)?.is_none() => fresh.to_owned(),
+        None => ids::new_id(),
+        Some(fresh) if ids::is_id(fresh) && item(doc, fresh)?.is_none() => fresh.to_owned(),
         Some(taken) => return Err(format!("newItem {taken} is not a fresh 24-hex-digit id").into()),
     };
     let to = &action["container"];

@@ -6,10 +6,12 @@
 //! (`raid_end.rs`); when the scav dies it is generated anew, keeping its experience and skills, as
 //! SPT's `PlayerScavGenerator` does.
 
-use crate::inventory::Templates;
-use crate::raid::bots as raid_bots;
-use crate::raid::loot::Rng;
-use crate::shape;
+use super::bots as raid_bots;
+use super::loot::Rng;
+use crate::clock;
+use crate::ids;
+use crate::profile::shape;
+use crate::templates::Templates;
 use modhost_sdk::{Error, Result, db, store};
 use serde_json::{Value, json};
 
@@ -49,7 +51,7 @@ fn scav_id(uid: &str, previous: Option<&Value>) -> Result<String> {
         None => store::doc_get::<Value>(&format!("profile.{uid}"), "savage")?
             .and_then(|(v, _)| v.as_str().map(str::to_owned)),
     };
-    Ok(named.filter(|id| crate::profile::is_id(id)).unwrap_or_else(crate::profile::new_id))
+    Ok(named.filter(|id| ids::is_id(id)).unwrap_or_else(ids::new_id))
 }
 
 /// A fresh scav for the PMC `uid` (account `aid`), in the stored shape; `previous` (a scav being
@@ -65,7 +67,7 @@ pub(crate) fn generate(uid: &str, aid: &Value, previous: Option<&Value>) -> Resu
     scav["savage"] = Value::Null;
     let info = &mut scav["Info"];
     info["Side"] = json!("Savage");
-    info["RegistrationDate"] = json!(crate::profile::now());
+    info["RegistrationDate"] = json!(clock::now());
     info["Settings"]["Role"] = json!("assault");
     info["Level"] = json!(1);
     info["Experience"] = json!(0);

@@ -20,8 +20,10 @@
 //! to `inactiveQuests`, except those ready to hand in). Generating the new period's quests (SPT's
 //! `RepeatableQuestGenerator`) is left out: its `activeQuests` start empty.
 
-use super::{MAX_BODY, doc_read, player};
+use super::MAX_BODY;
+use crate::clock;
 use crate::input;
+use crate::profile::{doc_read, player};
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, store};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -283,7 +285,7 @@ fn activity_periods(req: &Request) -> Result<Response> {
     let level = doc_read::<f64>(&key, &["Info", "Level"])?.unwrap_or(1.0);
     let areas: Vec<Value> = doc_read(&key, &["Hideout", "Areas"])?.unwrap_or_default();
     let intel = areas.iter().any(|a| a["type"].as_u64() == Some(INTEL_CENTER) && a["level"].as_u64() >= Some(1));
-    let now = crate::now();
+    let now = clock::now();
 
     let mut answer = Vec::new();
     let mut changed = false;

@@ -8,7 +8,7 @@
 //! trader settings, modded traders), `BundleStaticRouter.cs`, `ClientLogStaticRouter.cs`
 //! (`ClientLogCallbacks`: log, release, BSG logging) and `ProfileStaticRouter.cs` /
 //! `NotifierStaticRouter.cs` (`ProfileCallbacks`, `ProfileController`: list, create, select,
-//! nickname reserved and validate, status, settings; the handlers are `profile.rs`'s).
+//! nickname reserved and validate, status, settings; the handlers are `profiles.rs`'s).
 //!
 //! The `/singleplayer/*` routes answer bare values, the `/client/*` ones the envelope, as SPT's do.
 //! Tables answer by db reference: `templates.items`, `templates.customization`,
@@ -20,8 +20,10 @@
 //! Left as SPT leaves them with no mods: `/singleplayer/bundles` lists no bundles (a mod here cannot
 //! ship asset bundles to the client).
 
-use crate::launcher::{core, server_text, spt_version};
-use crate::{input, profile};
+mod profiles;
+
+use crate::launcher::{backend_url, core, server_text, spt_version};
+use crate::{clock, input, profile, tables};
 use modhost_sdk::{Request, Response, Result, Router, db, envelope, log, store};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -57,27 +59,17 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/globals", globals)
         .route("/client/settings", settings)
         .route("/client/trading/api/traderSettings", trader_settings)
-        .route("/client/game/profile/list", profile::list)
-        .route("/client/game/profile/create", profile::create)
-        .route("/client/game/profile/select", profile::select)
-        .route("/client/game/profile/nickname/reserved", profile::reserved_nickname)
-        .route("/client/game/profile/nickname/validate", profile::validate_nickname)
-        .route("/client/profile/status", profile::status)
-        .route("/client/profile/settings", profile::settings)
+        .route("/client/game/profile/list", profiles::list)
+        .route("/client/game/profile/create", profiles::create)
+        .route("/client/game/profile/select", profiles::select)
+        .route("/client/game/profile/nickname/reserved", profiles::reserved_nickname)
+        .route("/client/game/profile/nickname/validate", profiles::validate_nickname)
+        .route("/client/profile/status", profiles::status)
+        .route("/client/profile/settings", profiles::settings)
 }
 
 fn null_data(_: &Request) -> Result<Response> {
     Ok(envelope::null())
-}
-
-/// A db table in the envelope when the db has it; `fallback` (JSON text) when it does not.
-fn table(path: &str, fallback: &str) -> Response {
-    if db::exists(path) { envelope::ok_db(path) } else { envelope::ok_json(fallback) }
-}
-
-/// A bare db value when the db has it; `fallback` when it does not.
-fn bare_db(path: &str, fallback: Value) -> Response {
-    if db::exists(path) { Response::db(path) } else { Response::json(&fallback) }
 }
 
 /// `/singleplayer/settings/version`: the label the client draws on screen (SPT's
@@ -92,11 +84,11 @@ fn bundles(_: &Request) -> Result<Response> {
 }
 
 fn modded_traders(_: &Request) -> Result<Response> {
-    Ok(bare_db("configs.trader.moddedTraders", json!({ "clothingService": [] })))
+    Ok(tables::bare("configs.trader.moddedTraders", json!({ "clothingService": [] })))
 }
 
 fn bsg_logging(_: &Request) -> Result<Response> {
-    Ok(bare_db("configs.core.bsgLogging", json!({ "verbosity": 6, "sendToServer": false })))
+    Ok(tables::bare("configs.core.bsgLogging", json!({ "verbosity": 6, "sendToServer": false })))
 }
 
 /// `/singleplayer/release`: the release settings and the texts the client shows about them.
@@ -149,11 +141,11 @@ fn client_log(req: &Request) -> Result<Response> {
 
 /// `/client/game/mode`: single player, on this backend.
 fn game_mode(req: &Request) -> Result<Response> {
-    Ok(envelope::ok(&json!({ "gameMode": "pve", "backendUrl": crate::backend_url(req) })))
+    Ok(envelope::ok(&json!({ "gameMode": "pve", "backendUrl": backend_url(req) })))
 }
 
 fn game_start(_: &Request) -> Result<Response> {
-    Ok(envelope::ok(&json!({ "utc_time": profile::now() })))
+    Ok(envelope::ok(&json!({ "utc_time": clock::now() })))
 }
 
 /// The time the PMC has played (SPT reads the `LifeTime` `Pmc` overall counter).
@@ -178,7 +170,7 @@ fn time_in_game(uid: &str) -> Result<f64> {
 /// `/client/game/config`: every member SPT's `GameController.GetGameConfig` sends. The active
 /// profile is the session's PMC (in SPT the session id is the PMC's id; here it is the account's).
 fn game_config(req: &Request) -> Result<Response> {
-    let host = crate::backend_url(req);
+    let host = backend_url(req);
     let uid = profile::session_profile(req)?;
     let (aid, total) = match &uid {
         Some(uid) => {
@@ -199,7 +191,7 @@ fn game_config(req: &Request) -> Result<Response> {
         "activeProfileId": uid,
         "backend": { "Lobby": host, "Trading": host, "Messaging": host, "Main": host, "RagFair": host },
         "useProtobuf": false,
-        "utc_time": profile::now(),
+        "utc_time": clock::now(),
         "totalInGame": total,
         "sessionMode": "pve",
         "purchasedGames": { "eft": true, "arena": false },
@@ -213,7 +205,7 @@ fn game_config(req: &Request) -> Result<Response> {
 }
 
 fn keepalive(_: &Request) -> Result<Response> {
-    Ok(envelope::ok(&json!({ "msg": "OK", "utc_time": profile::now() })))
+    Ok(envelope::ok(&json!({ "msg": "OK", "utc_time": clock::now() })))
 }
 
 /// `/client/game/logout`: SPT saves the profile here; every change here is already stored.
@@ -222,7 +214,7 @@ fn logout(_: &Request) -> Result<Response> {
 }
 
 fn languages(_: &Request) -> Result<Response> {
-    Ok(table("locales.languages", r#"{"en":"English"}"#))
+    Ok(tables::table("locales.languages", r#"{"en":"English"}"#))
 }
 
 /// The language in a locale route's path, reduced to letters, digits and `-` so it can never address
@@ -254,23 +246,23 @@ fn locale(req: &Request) -> Result<Response> {
 }
 
 fn items(_: &Request) -> Result<Response> {
-    Ok(table("templates.items", "{}"))
+    Ok(tables::table("templates.items", "{}"))
 }
 
 fn customization(_: &Request) -> Result<Response> {
-    Ok(table("templates.customization", "{}"))
+    Ok(tables::table("templates.customization", "{}"))
 }
 
 fn account_customization(_: &Request) -> Result<Response> {
-    Ok(table("templates.character", "[]"))
+    Ok(tables::table("templates.character", "[]"))
 }
 
 fn globals(_: &Request) -> Result<Response> {
-    Ok(table("globals", "{}"))
+    Ok(tables::table("globals", "{}"))
 }
 
 fn settings(_: &Request) -> Result<Response> {
-    Ok(table("settings", "{}"))
+    Ok(tables::table("settings", "{}"))
 }
 
 /// `/client/trading/api/traderSettings`: every trader's base, in id order, spliced from the db.

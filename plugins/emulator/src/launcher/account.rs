@@ -1,6 +1,6 @@
 //! Accounts: what the launcher registers and logs in with (SPT's `info` part of a profile file).
 //!
-//! Store keys (the emulator's namespace; see also `profile.rs`):
+//! Store keys (the emulator's namespace; see also `profile/mod.rs`):
 //! - `account.<id>`: an [`Account`]; `id` (24 hex digits) is what login hands out and what the client
 //!   then sends as its session id, so `session.<id>` binds it to its PMC once one is created;
 //! - `usernames`: `{lower-case username: id}`, shared by every registration, so it is updated with
@@ -11,8 +11,8 @@
 //! password, iterated ([`ROUNDS`]), compared in constant time. An account registered without a
 //! password (SPT allows it) logs in with an empty one.
 
-use crate::profile::{is_id, new_id};
-use modhost_sdk::{Error, Result, db, store};
+use crate::ids::{is_id, new_id};
+use modhost_sdk::{Result, db, store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -24,8 +24,6 @@ const ROUNDS: u32 = 2048;
 const USERNAME_CHARS: usize = 64;
 /// The longest password, in characters.
 const PASSWORD_CHARS: usize = 128;
-/// The most attempts at the shared username index before giving up on a conflict storm.
-const ATTEMPTS: usize = 16;
 
 /// One account, as stored.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
@@ -171,23 +169,9 @@ pub(crate) fn login(username: &str, password: &str) -> Result<Option<Account>> {
 }
 
 /// Changes the username index with `change` (given the current index, answers whether to write it),
-/// retrying when another request wrote it in between. Answers what the last `change` answered.
+/// compare-and-set, so registrations in other sessions are never lost. Answers whether it wrote.
 fn update_usernames(mut change: impl FnMut(&mut BTreeMap<String, String>) -> bool) -> Result<bool> {
-    for _ in 0..ATTEMPTS {
-        let (mut names, version): (BTreeMap<String, String>, Option<u64>) = match store::get_versioned("usernames")? {
-            Some((names, version)) => (names, Some(version)),
-            None => (BTreeMap::new(), None),
-        };
-        if !change(&mut names) {
-            return Ok(false);
-        }
-        match store::set_if_version("usernames", &names, version) {
-            Ok(_) => return Ok(true),
-            Err(Error::Conflict(_)) => continue,
-            Err(other) => return Err(other),
-        }
-    }
-    Err(Error::failed("the username index kept changing; try again"))
+    Ok(store::update("usernames", |names: &mut BTreeMap<String, String>| change(names).then_some(()))?.is_some())
 }
 
 /// Claims `username` for account `id`; `false` when another account has it.
@@ -263,12 +247,8 @@ pub(crate) fn set_password(account: &mut Account, password: &str) -> Result<()> 
     save(account)
 }
 
-/// Removes the account, its name, its session binding and its character.
+/// Removes the account and frees its name (its character is the launcher's to discard first).
 pub(crate) fn remove(account: &Account) -> Result<()> {
-    if let Some(uid) = &account.profile {
-        crate::profile::discard(uid)?;
-    }
-    store::delete(&format!("session.{}", account.id))?;
     store::delete(&key(&account.id))?;
     release(&account.username, &account.id)
 }

@@ -7,9 +7,11 @@
 //! anyway, so a refused action changes nothing. What each reads is bounded by what it touches: an item,
 //! its parents, a footprint's rows, a subtree; never the whole inventory.
 
-use crate::doc::Doc;
-use crate::shape::{self, INDEX, MAX_SIDE};
-use modhost_sdk::{Error, db};
+use super::doc::Doc;
+use super::shape::{self, INDEX};
+use crate::ids;
+use crate::templates::{Templates, rotated, tpl};
+use modhost_sdk::Error;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -52,40 +54,6 @@ impl From<Error> for Refused {
 
 /// What every action answers: nothing, or why it did nothing.
 pub(crate) type Outcome = Result<(), Refused>;
-
-/// Template props read from the db, each once per batch.
-#[derive(Default)]
-pub(crate) struct Templates(HashMap<String, Option<Value>>);
-
-impl Templates {
-    /// `templates.items.<tpl>._props`, if the template exists.
-    pub(crate) fn props(&mut self, tpl: &str) -> Option<&Value> {
-        self.0
-            .entry(tpl.to_owned())
-            .or_insert_with(|| db::get::<Value>(&db::path(&["templates", "items", tpl, "_props"])).ok())
-            .as_ref()
-    }
-
-    /// Width and height of an item of `tpl` (1×1 when the template does not say, each side at most
-    /// [`MAX_SIDE`]), swapped when rotated.
-    pub(crate) fn footprint(&mut self, tpl: &str, rotated: bool) -> (i64, i64) {
-        let props = self.props(tpl);
-        let dim = |k: &str| props.and_then(|p| p[k].as_i64()).filter(|v| *v > 0).unwrap_or(1).min(MAX_SIDE);
-        let (w, h) = (dim("Width"), dim("Height"));
-        if rotated { (h, w) } else { (w, h) }
-    }
-
-    /// The size (columns, rows) of grid `name` of a container of `tpl`, if it has one.
-    pub(crate) fn grid(&mut self, tpl: &str, name: &str) -> Option<(i64, i64)> {
-        let grid = self.props(tpl)?["Grids"].as_array()?.iter().find(|g| g["_name"] == name)?;
-        Some((grid["_props"]["cellsH"].as_i64()?, grid["_props"]["cellsV"].as_i64()?))
-    }
-
-    /// How many units one stack of `tpl` may hold; `None` when unlimited (`StackMaxSize` absent or 0).
-    pub(crate) fn stack_max(&mut self, tpl: &str) -> Option<u64> {
-        self.props(tpl).and_then(|p| p["StackMaxSize"].as_u64()).filter(|n| *n > 0)
-    }
-}
 
 /// Item `id`, as the batch has left it; `None` when the profile has no such item.
 pub(crate) fn item(doc: &mut Doc, id: &str) -> Result<Option<Value>, Error> {
@@ -150,11 +118,6 @@ pub(crate) fn write(doc: &mut Doc, templates: &mut Templates, id: &str, new: Opt
     Ok(())
 }
 
-/// The template of an item.
-pub(crate) fn tpl(item: &Value) -> &str {
-    item["_tpl"].as_str().unwrap_or_default()
-}
-
 /// Units in a stack: `upd.StackObjectsCount`, 1 when absent (an unstacked item).
 pub(crate) fn count(item: &Value) -> u64 {
     item["upd"]["StackObjectsCount"].as_u64().unwrap_or(1)
@@ -166,11 +129,6 @@ pub(crate) fn set_count(item: &mut Value, n: u64) {
         item["upd"] = json!({});
     }
     item["upd"]["StackObjectsCount"] = json!(n);
-}
-
-/// Is a location rotated? The client writes `r` as `"Vertical"` or `1`.
-pub(crate) fn rotated(location: &Value) -> bool {
-    location["r"] == "Vertical" || location["r"] == 1
 }
 
 /// The placed items on row `y` of grid `container` of `parent`: `(id, x, width)` each.
@@ -328,7 +286,7 @@ pub(crate) fn copy_parts(
             continue;
         };
         let mut item = (*part).clone();
-        let fresh = crate::profile::new_id();
+        let fresh = ids::new_id();
         item["_id"] = json!(fresh);
         item["parentId"] = json!(parent);
         write(doc, templates, &fresh, Some(item))?;

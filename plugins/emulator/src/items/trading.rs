@@ -10,10 +10,12 @@
 //! server and has their own traders, and counting in the profile makes the purchase and the stock
 //! change one atomic write.
 
-use crate::doc::Doc;
-use crate::inventory::{Changes, Grid, Outcome, Templates, copy_parts, count, is_root, item, set_count, tpl, write};
-use crate::profile::{self, ROUBLES};
-use crate::shape::INDEX;
+use crate::clock;
+use crate::ids;
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Changes, Grid, Outcome, copy_parts, count, is_root, item, set_count, write};
+use crate::profile::shape::INDEX;
+use crate::templates::{ROUBLES, Templates, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -204,7 +206,7 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
         changes.removed(id);
     }
     for (place, units) in stacks {
-        let id = profile::new_id();
+        let id = ids::new_id();
         let stack = json!({
             "_id": id, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place,
             "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
@@ -217,7 +219,7 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
     let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
     let sales = doc.get(&["TradersInfo", tid, "salesSum"])?.as_u64().unwrap_or(0);
     doc.set(&["TradersInfo", tid, "salesSum"], json!(sales.saturating_add(paid)))?;
-    let purchase = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": profile::now() });
+    let purchase = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": clock::now() });
     doc.set(&["TraderPurchases", tid, offer_id], purchase)?;
     Ok(())
 }

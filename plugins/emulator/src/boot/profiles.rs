@@ -1,126 +1,23 @@
-//! Profiles: create, list, select, the nickname and status routes of the boot, and which profile a
-//! session plays. A session is either an account's (`account.rs`: login hands its id out as the
-//! session) or, for clients and tests that never meet the launcher, any id the client sends.
-//!
-//! Store keys (the emulator's namespace):
-//! - `profile.<uid>`: the profile document, in the stored shape (`shape.rs`: items keyed by id, with
-//!   indexes); one in SPT's shape (brought in with `modhost store put`) is converted on first touch;
-//! - `session.<session id>`: `{"uid": …}`, the profile the session plays;
-//! - `nicknames`: `{lower-case nickname: uid}`, shared by every session, so it is updated with
-//!   compare-and-set (`set_if_version`) and retried on conflict: two players cannot take one name.
-//!
-//! The other modules' keys: `account.<id>` and `usernames` (`account.rs`), `scav.<uid>` (`scav.rs`),
-//! `userdata.<uid>` (`menu.rs`), `raid.<uid>` and `raidconfig.<uid>` (`raid.rs`); all of them in one
-//! table in `docs/game.md`.
+//! The boot's profile routes (SPT's `ProfileStaticRouter` → `ProfileController`,
+//! `CreateProfileService`): create, list and select a character, the nickname checks, the profile
+//! status and settings. What a profile is and where it is kept is `profile/`'s.
 //!
 //! A new PMC is the start character of the account's edition and the chosen side
 //! (`templates.profiles.<edition>.<bear|usec>.character`, SPT's `templates/profiles.json`) with fresh
 //! item ids, as SPT's `CreateProfileService` makes it; a db without that table gets a built-in start.
 
+use crate::clock::now;
+use crate::events;
+use crate::ids::{is_id, new_id};
 use crate::input;
-use crate::inventory::Templates;
-use crate::shape::{self, INDEX, SHAPE};
-use modhost_sdk::{Error, Request, Response, Result, db, envelope, store};
+use crate::launcher::account;
+use crate::profile::shape;
+use crate::profile::{bind, discard, load, nicknames, session_profile};
+use crate::raid::scav;
+use crate::templates::{EQUIPMENT, POCKETS, QUEST_RAID, QUEST_STASH, ROUBLES, SORTING_TABLE, STASH, Templates};
+use modhost_sdk::{Request, Response, Result, db, envelope, store};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-
-/// The rouble's template.
-pub(crate) const ROUBLES: &str = "5449016a4bdc2d6f028b456f";
-const EQUIPMENT: &str = "55d7217a4bdc2d86028b456d";
-const POCKETS: &str = "627a4e6b255f7527fb05a0f6";
-const STASH: &str = "5811ce572459770cba1a34ea";
-const QUEST_RAID: &str = "5963866286f7747bf429b572";
-const QUEST_STASH: &str = "5963866b86f7747bfa6d1e0c";
-const SORTING_TABLE: &str = "602543c13fee350cd564d032";
-
-/// A fresh 24-hex-digit id. Randomness comes from WASI (`RandomState` is seeded from it).
-pub(crate) fn new_id() -> String {
-    use std::hash::BuildHasher;
-    let state = std::collections::hash_map::RandomState::new();
-    let a = state.hash_one(1u8);
-    let b = state.hash_one(2u8);
-    format!("{a:016x}{:08x}", b >> 32)
-}
-
-/// Is `id` 24 hex digits, the shape of every id the client makes?
-pub(crate) fn is_id(id: &str) -> bool {
-    id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Seconds since the Unix epoch.
-pub(crate) fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-/// The level `xp` reaches in `globals.config.exp.level.exp_table` (each entry the experience of one
-/// SPT's highest skill progress (level 51), which no skill goes beyond.
-pub(crate) const MAX_SKILL_PROGRESS: f64 = 5100.0;
-
-/// A `TradersInfo` entry for a trader the profile meets now, at `standing` (SPT's `TraderInfo`; unlocked
-/// when the trader's base says it is by default).
-pub(crate) fn trader_met(trader: &str, standing: f64) -> Value {
-    let unlocked = db::get::<bool>(&db::path(&["traders", trader, "base", "unlockedByDefault"])).unwrap_or(true);
-    json!({"loyaltyLevel": 1, "salesSum": 0, "standing": standing, "nextResupply": 0, "unlocked": unlocked,
-           "disabled": false})
-}
-
-/// more level); `None` when the database has no table.
-pub(crate) fn level_for(xp: f64) -> Option<Value> {
-    let table: Vec<Value> = db::get("globals.config.exp.level.exp_table").ok()?;
-    let mut total = 0.0;
-    let mut level = 0u64;
-    for entry in table.iter().take(500) {
-        total += entry["exp"].as_f64().unwrap_or(0.0);
-        if xp >= total {
-            level += 1;
-        } else {
-            break;
-        }
-    }
-    Some(json!(level.max(1)))
-}
-
-/// The profile the request's session plays, if any.
-pub(crate) fn session_profile(req: &Request) -> Result<Option<String>> {
-    let Some(session) = req.session() else { return Ok(None) };
-    bound_profile(session)
-}
-
-/// The profile `session` plays, if any.
-pub(crate) fn bound_profile(session: &str) -> Result<Option<String>> {
-    let bound: Option<Value> = store::get(&format!("session.{session}"))?;
-    Ok(bound.and_then(|b| b["uid"].as_str().map(str::to_owned)))
-}
-
-fn bind(session: &str, uid: &str) -> Result<()> {
-    store::set(&format!("session.{session}"), &json!({ "uid": uid }))?;
-    Ok(())
-}
-
-/// Loads a profile, in the shape it is stored in. Unreadable is an error, never "absent": a profile is
-/// never recreated over one that could not be read.
-pub(crate) fn load(uid: &str) -> Result<Option<Value>> {
-    store::get(&format!("profile.{uid}"))
-}
-
-/// The version of the profile under `key`, converted to the stored shape first if it is not in it
-/// yet (one whole read and write, once; [`Error::Conflict`] when another write came between the two);
-/// `None` when there is no such profile. When it is already converted this reads one number.
-pub(crate) fn open(key: &str, templates: &mut Templates) -> Result<Option<u64>> {
-    let Some((marker, version)) = store::doc_get::<Value>(key, &db::path(&[INDEX, "shape"]))? else {
-        return Ok(None);
-    };
-    if marker == SHAPE {
-        return Ok(Some(version));
-    }
-    let Some((whole, version)) = store::get_versioned::<Value>(key)? else { return Ok(None) };
-    if shape::is_stored(&whole) {
-        // Another request converted it in between.
-        return Ok(Some(version));
-    }
-    store::set_if_version(key, &shape::stored(whole, templates), Some(version)).map(Some)
-}
 
 /// The largest body `create` and `select` read: a nickname, a side and two ids.
 const MAX_BODY: usize = 4 << 10;
@@ -168,36 +65,16 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
         return Ok(envelope::error(NICKNAME_NOT_VALID, &why));
     }
     let side = if body.side.eq_ignore_ascii_case("bear") { "Bear" } else { "Usec" };
-    let mut account = crate::account::load(session)?;
+    let mut account = account::load(session)?;
     let uid = new_id();
 
-    // Claim the nickname in the shared index, retrying when another session wrote it first.
-    let lower = nickname.to_lowercase();
-    let mut claimed = false;
-    for _ in 0..16 {
-        let (mut names, version): (BTreeMap<String, String>, Option<u64>) = match store::get_versioned("nicknames")? {
-            Some((names, version)) => (names, Some(version)),
-            None => (BTreeMap::new(), None),
-        };
-        if names.contains_key(&lower) {
-            return Ok(envelope::error(NICKNAME_NOT_UNIQUE, "The nickname is already in use"));
-        }
-        names.insert(lower.clone(), uid.clone());
-        match store::set_if_version("nicknames", &names, version) {
-            Ok(_) => {
-                claimed = true;
-                break;
-            }
-            Err(Error::Conflict(_)) => continue,
-            Err(other) => return Err(other),
-        }
-    }
-    if !claimed {
-        return Err(Error::failed("the nickname index kept changing; try again"));
+    // Claim the nickname in the shared index (compare-and-set: another session may be claiming too).
+    if !nicknames::claim(&nickname, &uid)? {
+        return Ok(envelope::error(NICKNAME_NOT_UNIQUE, "The nickname is already in use"));
     }
     let edition = match &account {
         Some(account) => account.edition.clone(),
-        None => crate::account::pick_edition("").unwrap_or_default(),
+        None => account::pick_edition("").unwrap_or_default(),
     };
     let start = Start {
         uid: &uid,
@@ -219,14 +96,14 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
         // The account plays the new character; one it played before (a create after a wipe) goes.
         let previous = account.profile.replace(uid.clone());
         account.wipe = false;
-        crate::account::save(account)?;
+        account::save(account)?;
         if let Some(previous) = previous.filter(|p| *p != uid) {
             discard(&previous)?;
         }
     }
     // After the writes: a subscriber may call back into the game for this profile.
     let created = json!({ "session": session, "uid": uid, "nickname": nickname, "side": side });
-    crate::gifts::announce("profile.created", &created);
+    events::announce(events::PROFILE_CREATED, &created);
     Ok(envelope::ok(&json!({ "uid": uid })))
 }
 
@@ -235,7 +112,7 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
 /// plays nothing yet is bound to the only profile there is, if there is exactly one (a profile brought
 /// in with `modhost store put`, played without the launcher).
 pub(crate) fn list(req: &Request) -> Result<Response> {
-    let account = crate::account::of_session(req.session())?;
+    let account = account::of_session(req.session())?;
     if account.as_ref().is_some_and(|a| a.wipe || a.profile.is_none()) {
         return Ok(envelope::ok_json("[]"));
     }
@@ -256,7 +133,7 @@ pub(crate) fn list(req: &Request) -> Result<Response> {
         && let Some(pmc) = load(&uid)?
     {
         profiles.push(shape::spt(pmc));
-        if let Some(scav) = crate::scav::for_list(&uid)? {
+        if let Some(scav) = scav::for_list(&uid)? {
             profiles.push(scav);
         }
     }
@@ -278,38 +155,14 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
         return Ok(envelope::error(1, "no such profile"));
     }
     bind(session, &body.uid)?;
-    crate::gifts::announce("profile.selected", &json!({ "session": session, "uid": body.uid }));
+    events::announce(events::PROFILE_SELECTED, &json!({ "session": session, "uid": body.uid }));
     Ok(envelope::ok(&json!({ "status": "ok" })))
-}
-
-/// Deletes the profile `uid` and frees its nickname (a wipe, a removed account).
-pub(crate) fn discard(uid: &str) -> Result<()> {
-    let key = format!("profile.{uid}");
-    let nickname = store::doc_get::<Value>(&key, "Info")?
-        .and_then(|(info, _)| info["Nickname"].as_str().map(str::to_lowercase))
-        .unwrap_or_default();
-    store::delete(&key)?;
-    for _ in 0..16 {
-        let Some((mut names, version)) = store::get_versioned::<BTreeMap<String, String>>("nicknames")? else {
-            return Ok(());
-        };
-        if names.get(&nickname).is_none_or(|owner| owner != uid) {
-            return Ok(());
-        }
-        names.remove(&nickname);
-        match store::set_if_version("nicknames", &names, Some(version)) {
-            Ok(_) => return Ok(()),
-            Err(Error::Conflict(_)) => continue,
-            Err(other) => return Err(other),
-        }
-    }
-    Err(Error::failed("the nickname index kept changing; try again"))
 }
 
 /// `/client/game/profile/nickname/reserved`: the name the creation screen proposes, the account's
 /// username (SPT's), else `SPTarkov`.
 pub(crate) fn reserved_nickname(req: &Request) -> Result<Response> {
-    let account = crate::account::of_session(req.session())?;
+    let account = account::of_session(req.session())?;
     let name = account.map(|a| a.username).unwrap_or_else(|| "SPTarkov".to_owned());
     Ok(envelope::ok(&name))
 }
@@ -331,9 +184,8 @@ pub(crate) fn validate_nickname(req: &Request) -> Result<Response> {
     if let Err(why) = valid_nickname(nickname) {
         return Ok(envelope::error(NICKNAME_NOT_VALID, &why));
     }
-    let names: BTreeMap<String, String> = store::get("nicknames")?.unwrap_or_default();
     let own = session_profile(req)?;
-    if names.get(&nickname.to_lowercase()).is_some_and(|owner| Some(owner) != own.as_ref()) {
+    if nicknames::owner(nickname)?.is_some_and(|owner| Some(owner) != own) {
         return Ok(envelope::error(NICKNAME_NOT_UNIQUE, "The nickname is already in use"));
     }
     Ok(envelope::ok(&json!({ "status": "ok" })))
@@ -341,7 +193,7 @@ pub(crate) fn validate_nickname(req: &Request) -> Result<Response> {
 
 /// `/client/profile/status`: the scav and the PMC, both free (no raid under way), as SPT answers.
 pub(crate) fn status(req: &Request) -> Result<Response> {
-    let account = crate::account::of_session(req.session())?;
+    let account = account::of_session(req.session())?;
     let uid = session_profile(req)?;
     let savage = match &uid {
         Some(uid) => store::doc_get::<Value>(&format!("profile.{uid}"), "savage")?

@@ -14,13 +14,14 @@
 //! - `/client/items/prices/<trader>`: SPT's `GetItemPricesResponse`: the handbook price of every item
 //!   (`templates.handbook.Items`), the three currencies' courses, and when the trader restocks next
 //!   (`configs.trader.updateTime` for the trader, else `updateTimeDefault`, else an hour).
-//! - `/client/items/prices`: the flea's prices: `templates.prices`, with handbook prices for the rest.
 
-use super::{doc_read, player};
+use crate::clock;
+use crate::profile::{doc_read, player};
+use crate::templates::handbook_prices;
 use modhost_sdk::{Request, Response, Result, Router, db, envelope};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// Adds the trader routes to `router`.
 pub(crate) fn routes(router: Router) -> Router {
@@ -28,7 +29,6 @@ pub(crate) fn routes(router: Router) -> Router {
         .prefix("/client/trading/api/getTrader/", trader)
         .prefix("/client/trading/api/getTraderAssort/", assort)
         .prefix("/client/items/prices/", trader_prices)
-        .route("/client/items/prices", flea_prices)
 }
 
 /// The three currencies: roubles, euros, dollars.
@@ -158,22 +158,6 @@ fn remove(assort: &mut Assort, hidden: &HashSet<String>) {
     assort.loyal_level_items.retain(|offer, _| !gone.contains(offer));
 }
 
-/// The most handbook entries read for prices (a real handbook has about four thousand).
-const MAX_PRICES: usize = 200_000;
-
-/// Every item's handbook price, by template.
-fn handbook_prices() -> BTreeMap<String, f64> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "PascalCase")]
-    struct Entry {
-        id: String,
-        #[serde(default)]
-        price: f64,
-    }
-    let entries: Vec<Entry> = db::get("templates.handbook.Items").unwrap_or_default();
-    entries.into_iter().take(MAX_PRICES).map(|e| (e.id, e.price)).collect()
-}
-
 /// `/client/items/prices/<trader>`: see the module doc.
 fn trader_prices(req: &Request) -> Result<Response> {
     let tid = match named_trader(req) {
@@ -191,7 +175,7 @@ fn trader_prices(req: &Request) -> Result<Response> {
         };
     }
     Ok(envelope::ok(&json!({
-        "supplyNextTime": crate::now() + restock_seconds(&tid),
+        "supplyNextTime": clock::now() + restock_seconds(&tid),
         "prices": prices,
         "currencyCourses": courses,
     })))
@@ -213,19 +197,10 @@ fn restock_seconds(trader: &str) -> u64 {
     let updates: Vec<Update> = db::get("configs.trader.updateTime").unwrap_or_default();
     match updates.iter().find(|u| u.trader_id == trader) {
         Some(Update { seconds: Range { min, max }, .. }) if min <= max => {
-            min + crate::profile::now().wrapping_mul(0x9E37_79B9) % (max - min + 1)
+            min + clock::now().wrapping_mul(0x9E37_79B9) % (max - min + 1)
         }
         _ => db::get("configs.trader.updateTimeDefault").unwrap_or(3600),
     }
-}
-
-/// `/client/items/prices`: the flea's prices (`templates.prices`), the handbook's for the rest.
-fn flea_prices(_: &Request) -> Result<Response> {
-    let mut prices: BTreeMap<String, Value> =
-        handbook_prices().into_iter().map(|(tpl, price)| (tpl, json!(price))).collect();
-    let dynamic: Map<String, Value> = db::get("templates.prices").unwrap_or_default();
-    prices.extend(dynamic.into_iter().take(MAX_PRICES));
-    Ok(envelope::ok(&prices))
 }
 
 #[cfg(test)]

@@ -34,13 +34,16 @@
 //! raid's marker in it, so a crash leaves the raid either ended or not; the raid record is deleted
 //! after. A refusal is an error envelope and changes nothing.
 
+use super::scav;
 use super::{player, progress, record_key, setting};
-use crate::doc::Doc;
+use crate::clock;
 use crate::input;
-use crate::inventory::{self, Templates};
 use crate::profile;
-use crate::scav;
-use crate::shape::INDEX;
+use crate::profile::doc::Doc;
+use crate::profile::inventory;
+use crate::profile::shape::INDEX;
+use crate::progression;
+use crate::templates::{Templates, tpl};
 use modhost_sdk::{Error, Request, Response, Result, envelope, store};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -172,7 +175,7 @@ fn valid_id(id: &str) -> bool {
 
 /// `/client/match/local/end`.
 pub(super) fn end(req: &Request) -> Result<Response> {
-    let uid = match player(req)? {
+    let uid = match player(req, "match/local/end")? {
         Ok(uid) => uid,
         Err(refusal) => return Ok(refusal),
     };
@@ -289,7 +292,7 @@ fn apply(
     let issued = record["issued"].as_object().unwrap_or(&empty);
     let mut came_in: BTreeMap<String, u64> = BTreeMap::new();
     for item in before.values() {
-        *came_in.entry(inventory::tpl(item).to_owned()).or_insert(0) += inventory::count(item);
+        *came_in.entry(tpl(item).to_owned()).or_insert(0) += inventory::count(item);
     }
     let mut issued_tpls: HashSet<&str> = HashSet::new();
     for entry in issued.values() {
@@ -313,8 +316,8 @@ fn apply(
             return Ok(Err(format!("item {id} names no slot")));
         }
         if let Some(had) = before.get(id) {
-            if inventory::tpl(had) != item.tpl {
-                return Ok(Err(format!("item {id} was {} before the raid, not {}", inventory::tpl(had), item.tpl)));
+            if tpl(had) != item.tpl {
+                return Ok(Err(format!("item {id} was {} before the raid, not {}", tpl(had), item.tpl)));
             }
         } else if let Some(entry) = issued.get(id) {
             if entry[0] != item.tpl.as_str() {
@@ -350,12 +353,12 @@ fn apply(
     let cap = setting("maxRaidExperience").as_f64().unwrap_or(500_000.0);
     let xp = reported.info.experience.unwrap_or(old_xp).clamp(old_xp, old_xp + cap).floor();
     let marker = json!({"last": record["raidId"], "serverId": body.server_id, "result": body.results.result,
-                        "ended": profile::now()});
+                        "ended": clock::now()});
 
     if scav_raid && exit == Exit::Dead {
         // A dead scav is replaced by a new one, with its experience and skills.
         let previous = json!({
-            "Info": {"Level": profile::level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
+            "Info": {"Level": progression::level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
             "Skills": skills(&reported.skills, doc.get(&["Skills"])?),
             "Stats": doc.get(&["Stats"])?,
             "Encyclopedia": doc.get(&["Encyclopedia"])?,
@@ -417,7 +420,7 @@ fn apply(
     doc.set(&["Inventory", "fastPanel"], Value::Object(panel))?;
 
     doc.set(&["Info", "Experience"], json!(xp))?;
-    if let Some(level) = profile::level_for(xp) {
+    if let Some(level) = progression::level_for(xp) {
         doc.set(&["Info", "Level"], level)?;
     }
     let death = (exit == Exit::Dead).then(|| setting("deathHealthMultiplier").as_f64().unwrap_or(0.3));
@@ -523,7 +526,7 @@ fn health(mut server: Value, reported: &Value, death: Option<f64>) -> Value {
         server["Temperature"]["Current"] = json!(36.6);
     }
     if server.is_object() {
-        server["UpdateTime"] = json!(profile::now());
+        server["UpdateTime"] = json!(clock::now());
     }
     server
 }
@@ -537,7 +540,7 @@ fn skills(reported: &Value, mut server: Value) -> Value {
         .take(MAX_SKILLS)
         .filter_map(|s| {
             let id = s["Id"].as_str().filter(|id| id.len() <= 64)?;
-            let progress = s["Progress"].as_f64()?.clamp(0.0, profile::MAX_SKILL_PROGRESS);
+            let progress = s["Progress"].as_f64()?.clamp(0.0, progression::MAX_SKILL_PROGRESS);
             Some(json!({"Id": id, "Progress": progress, "PointsEarnedDuringSession": 0,
                         "LastAccess": s["LastAccess"].as_i64().unwrap_or(0)}))
         })

@@ -32,12 +32,13 @@
 //! (`availableAfter`), and the rewards of kinds not named above (productions, achievements,
 //! customization, pockets).
 
-use crate::doc::Doc;
-use crate::inventory::{
-    Changes, Grid, Outcome, Templates, copy_parts, count, is_root, item, set_count, subtree, tpl, write,
-};
+use crate::clock;
+use crate::ids;
 use crate::menu::quests::{self, Player, status};
-use crate::profile;
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Changes, Grid, Outcome, copy_parts, count, is_root, item, set_count, subtree, write};
+use crate::progression;
+use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
 
@@ -86,7 +87,7 @@ struct Started {
     at: usize,
 }
 
-fn started(doc: &mut Doc, action: &Value) -> Result<Started, crate::inventory::Refused> {
+fn started(doc: &mut Doc, action: &Value) -> Result<Started, crate::profile::inventory::Refused> {
     let (qid, path) = named_quest(action)?;
     let (states, at) = states(doc, &qid)?;
     match at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH))) {
@@ -127,7 +128,7 @@ pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
     }
     let (qid, path) = named_quest(action)?;
     let (mut states, at) = states(doc, &qid)?;
-    let now = profile::now();
+    let now = clock::now();
     let fresh = json!({"qid": qid, "startTime": now, "status": STARTED, "statusTimers": {STARTED.to_string(): now},
                        "completedConditions": [], "availableAfter": 0});
     match at {
@@ -303,7 +304,7 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
         .filter(|id| !quests::open_to(id, &player))
         .collect();
 
-    let now = profile::now();
+    let now = clock::now();
     set_status(&mut states[at], SUCCESS, now);
     changes.quests.push(qid.clone());
     // SPT's `GetQuestsFromProfileFailedByCompletingQuest`: a quest of the profile, not yet handed in or
@@ -337,7 +338,7 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
             Some("Experience") => {
                 let xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0) + value.max(0.0);
                 doc.set(&["Info", "Experience"], json!(xp.floor()))?;
-                if let Some(level) = profile::level_for(xp) {
+                if let Some(level) = progression::level_for(xp) {
                     doc.set(&["Info", "Level"], level)?;
                 }
             }
@@ -353,10 +354,10 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
                 let mut skills = doc.get(&["Skills", "Common"])?;
                 if let Some(skill) = skills.as_array_mut().and_then(|l| l.iter_mut().find(|s| s["Id"] == target)) {
                     let progress = skill["Progress"].as_f64().unwrap_or(0.0) + value;
-                    skill["Progress"] = json!(progress.clamp(0.0, profile::MAX_SKILL_PROGRESS));
+                    skill["Progress"] = json!(progress.clamp(0.0, progression::MAX_SKILL_PROGRESS));
                     doc.set(&["Skills", "Common"], skills)?;
                 } else if let Some(list) = skills.as_array_mut() {
-                    list.push(json!({"Id": target, "Progress": value.clamp(0.0, profile::MAX_SKILL_PROGRESS),
+                    list.push(json!({"Id": target, "Progress": value.clamp(0.0, progression::MAX_SKILL_PROGRESS),
                                      "PointsEarnedDuringSession": 0, "LastAccess": 0}));
                     doc.set(&["Skills", "Common"], skills)?;
                 }
@@ -388,7 +389,7 @@ fn names(path: &str, kind: &str, qid: &str) -> bool {
 }
 
 /// The profile's `TradersInfo.<trader>`, written first as a trader not met yet when it is absent.
-fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::inventory::Refused> {
+fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::profile::inventory::Refused> {
     if !doc.object_or_absent(&["TradersInfo"])? {
         return Err("the profile's `TradersInfo` is malformed".into());
     }
@@ -396,7 +397,7 @@ fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::inventory::R
     if found.is_object() {
         return Ok(found);
     }
-    let fresh = profile::trader_met(trader, 0.0);
+    let fresh = progression::trader_met(trader, 0.0);
     doc.set(&["TradersInfo", trader], fresh.clone())?;
     Ok(fresh)
 }
@@ -433,7 +434,7 @@ fn give_items(
         let units = left.min(max);
         left -= units;
         let place = grid.place(doc, w, h)?.ok_or("no room in the stash for the quest's rewards")?;
-        let id = profile::new_id();
+        let id = ids::new_id();
         let mut upd = root["upd"].clone();
         if !upd.is_object() {
             upd = json!({});

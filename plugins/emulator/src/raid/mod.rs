@@ -1,5 +1,5 @@
 //! A raid's round trip: from leaving the menu to `match/local/end` applying the raid's result to the
-//! profile (`raid_end.rs`, with `raid_progress.rs` for what it carries besides items). The routes and their SPT sources (`Routers/Static|Dynamic/*.cs`):
+//! profile (`end.rs`, with `progress.rs` for what it carries besides items; the player's scav is `scav.rs`). The routes and their SPT sources (`Routers/Static|Dynamic/*.cs`):
 //!
 //! - `MatchStaticRouter` → `MatchCallbacks`/`MatchController`/`LocationLifecycleService`:
 //!   `/client/match/group/exit_from_menu`, `/client/putMetrics`, `/client/analytics/event-disconnect`,
@@ -13,8 +13,7 @@
 //! - `GameStaticRouter` → `RaidTimeAdjustmentService`: `/singleplayer/settings/getRaidTime` (bare);
 //! - `BotStaticRouter`/`BotDynamicRouter` → `BotController`: `/client/game/bot/generate`,
 //!   `/singleplayer/settings/bot/difficulties`, `…/bot/difficulty/<type>/<level>`, `…/bot/maxCap/<map>`,
-//!   `…/bot/limit/<type>` (bare);
-//! - `InsuranceStaticRouter` → `InsuranceController.Cost`: `/client/insurance/items/list/cost`.
+//!   `…/bot/limit/<type>` (bare).
 //!
 //! Store keys: `raid.<uid>`, the raid in progress: `{serverId, raidId, location, side, started, seed, issued:
 //! {<item id>: [<tpl>, <units>]}, issuedCount}` (`serverId` is SPT's `<map>.<side> <seconds>`, which two
@@ -28,20 +27,19 @@
 //! experience cap, Fence's standing gain per raid, the local weather's ranges) are under
 //! `emulator.raid`. A database without them gets SPT's values ([`setting`]).
 
-#[path = "raid_bots.rs"]
 pub(crate) mod bots;
-#[path = "raid_end.rs"]
 mod end;
-#[path = "raid_loot.rs"]
 pub(crate) mod loot;
-#[path = "raid_progress.rs"]
 mod progress;
+pub(crate) mod scav;
 
 use loot::{Issued, Rng};
 
+use crate::clock::now;
+use crate::ids::new_id;
 use crate::input;
-use crate::inventory::Templates;
-use crate::profile::{self, new_id, now};
+use crate::profile::{self, player};
+use crate::templates::Templates;
 use modhost_sdk::{Error, Request, Response, Result, Router, db, envelope, store};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -54,9 +52,6 @@ const MAX_CONDITIONS: usize = 32;
 /// Bots one wave generates at most, and one request in all.
 const MAX_PER_WAVE: u64 = 50;
 const MAX_BOTS: usize = 200;
-/// Items and traders an insurance quote names at most.
-const MAX_QUOTE_ITEMS: usize = 512;
-const MAX_QUOTE_TRADERS: usize = 32;
 /// The largest small body these routes read (start, configuration, bots, quotes).
 const MAX_BODY: usize = 64 << 10;
 
@@ -74,7 +69,6 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/match/local/start", start)
         .route("/client/match/local/end", end::end)
         .route("/client/game/bot/generate", generate_bots)
-        .route("/client/insurance/items/list/cost", insurance_cost)
         .route("/singleplayer/settings/raid/menu", raid_menu)
         .route("/singleplayer/settings/getRaidTime", raid_time)
         .route("/singleplayer/settings/bot/difficulties", difficulties)
@@ -157,14 +151,6 @@ fn boss_types(_: &Request) -> Result<Response> {
 
 fn traitor_chance(_: &Request) -> Result<Response> {
     Ok(bare_setting("playerScavHostileChancePercent"))
-}
-
-/// The PMC the request's session plays, or the error envelope saying it has none.
-pub(crate) fn player(req: &Request) -> Result<std::result::Result<String, Response>> {
-    Ok(match profile::session_profile(req)? {
-        Some(uid) => Ok(uid),
-        None => Err(envelope::error(1, "the session has no profile; log in and select one first")),
-    })
 }
 
 /// A map name as the db keys it: lower case, letters, digits and `_` only.
@@ -354,7 +340,7 @@ pub(crate) fn record_key(uid: &str) -> String {
 /// transitionType, transition}`. Generates the map's loot and records the raid (and all it issued);
 /// a raid still open is replaced (the client starts anew after a crash).
 fn start(req: &Request) -> Result<Response> {
-    let uid = match player(req)? {
+    let uid = match player(req, "match/local/start")? {
         Ok(uid) => uid,
         Err(refusal) => return Ok(refusal),
     };
@@ -368,10 +354,10 @@ fn start(req: &Request) -> Result<Response> {
     let Ok(mut base) = db::get::<Value>(&db::path(&["locations", &map, "base"])) else {
         return Ok(envelope::error(1, &format!("match/local/start: no location `{map}`")));
     };
-    if side == "savage" && crate::scav::ensure(&uid)?.is_none() {
+    if side == "savage" && scav::ensure(&uid)?.is_none() {
         return Ok(envelope::error(1, "match/local/start: the profile does not exist"));
     }
-    let seed = crate::scav::seed();
+    let seed = scav::seed();
     let mut templates = Templates::default();
     let (spawns, issued) =
         if body.skip_loot { (Vec::new(), Vec::new()) } else { loot::generate(&map, seed, &mut templates) };
@@ -451,7 +437,7 @@ struct GenerateRequest {
 /// larger of its `Limit` and the role's preset batch (at most [`MAX_PER_WAVE`], [`MAX_BOTS`] in all).
 /// Every item they carry is recorded as issued by the open raid.
 fn generate_bots(req: &Request) -> Result<Response> {
-    let uid = match player(req)? {
+    let uid = match player(req, "bot/generate")? {
         Ok(uid) => uid,
         Err(refusal) => return Ok(refusal),
     };
@@ -461,7 +447,7 @@ fn generate_bots(req: &Request) -> Result<Response> {
     };
     let chosen = chosen_difficulty(req)?;
     let presets = setting("presetBatch");
-    let mut rng = Rng::new(crate::scav::seed());
+    let mut rng = Rng::new(scav::seed());
     let mut templates = Templates::default();
     let mut kinds: HashMap<String, Value> = HashMap::new();
     let mut out: Vec<Value> = Vec::new();
@@ -494,68 +480,6 @@ fn generate_bots(req: &Request) -> Result<Response> {
     }
     if let Err(Error::TooLarge(why)) = record_issued(&uid, &issued) {
         return Ok(envelope::error(1, &format!("bot/generate: {why}")));
-    }
-    Ok(envelope::ok(&out))
-}
-
-#[derive(Deserialize)]
-struct QuoteRequest {
-    #[serde(default, deserialize_with = "input::at_most::<MAX_QUOTE_TRADERS, _, _>")]
-    traders: Vec<String>,
-    #[serde(default, deserialize_with = "input::at_most::<MAX_QUOTE_ITEMS, _, _>")]
-    items: Vec<String>,
-}
-
-/// `/client/insurance/items/list/cost`: `{traders, items}` → `{trader: {item: roubles}}`, each the
-/// item's handbook price (else its template's `CreditsPrice`) times the trader's
-/// `insurance_price_coef` at the player's loyalty level, over 100, rounded up. Items not in the
-/// profile and traders without loyalty levels are left out.
-fn insurance_cost(req: &Request) -> Result<Response> {
-    let uid = match player(req)? {
-        Ok(uid) => uid,
-        Err(refusal) => return Ok(refusal),
-    };
-    let body: QuoteRequest = input::parse(req, "insurance/items/list/cost", MAX_BODY)?;
-    let key = format!("profile.{uid}");
-    let mut templates = Templates::default();
-    if profile::open(&key, &mut templates)?.is_none() {
-        return Ok(envelope::error(1, "the session's profile does not exist"));
-    }
-    let mut tpls: Vec<(String, String)> = Vec::new();
-    for id in &body.items {
-        if let Some((tpl, _)) = store::doc_get::<Value>(&key, &db::path(&["Inventory", "items", id, "_tpl"]))?
-            && let Some(tpl) = tpl.as_str()
-        {
-            tpls.push((id.clone(), tpl.to_owned()));
-        }
-    }
-    let handbook: Vec<Value> =
-        if tpls.is_empty() { Vec::new() } else { db::get("templates.handbook.Items").unwrap_or_default() };
-    let price = |tpl: &str, templates: &mut Templates| -> f64 {
-        handbook
-            .iter()
-            .find(|h| h["Id"] == tpl)
-            .and_then(|h| h["Price"].as_f64())
-            .or_else(|| templates.props(tpl).and_then(|p| p["CreditsPrice"].as_f64()))
-            .unwrap_or(1.0)
-    };
-    let mut out = Map::new();
-    for tid in &body.traders {
-        let Ok(levels) = db::get::<Vec<Value>>(&db::path(&["traders", tid, "base", "loyaltyLevels"])) else { continue };
-        let level = store::doc_get::<Value>(&key, &db::path(&["TradersInfo", tid, "loyaltyLevel"]))?
-            .and_then(|(l, _)| l.as_u64())
-            .unwrap_or(1)
-            .max(1);
-        let Some(coef) =
-            levels.get(level as usize - 1).or(levels.last()).and_then(|l| l["insurance_price_coef"].as_f64())
-        else {
-            continue;
-        };
-        let quotes: Map<String, Value> = tpls
-            .iter()
-            .map(|(id, tpl)| (id.clone(), json!((price(tpl, &mut templates) * coef / 100.0).ceil().max(1.0))))
-            .collect();
-        out.insert(tid.clone(), Value::Object(quotes));
     }
     Ok(envelope::ok(&out))
 }

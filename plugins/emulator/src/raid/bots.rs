@@ -11,8 +11,9 @@
 //! built the same way (`scav.rs`).
 
 use super::loot::Rng;
-use crate::inventory::Templates;
-use crate::profile::new_id;
+use crate::clock;
+use crate::ids::new_id;
+use crate::templates::Templates;
 use modhost_sdk::db;
 use serde_json::{Map, Value, json};
 
@@ -129,7 +130,7 @@ pub(crate) fn health(kind: &Value) -> Value {
         json!({"Current": max, "Maximum": max})
     };
     json!({"Hydration": vital("Hydration"), "Energy": vital("Energy"), "Temperature": vital("Temperature"),
-           "BodyParts": parts, "UpdateTime": crate::profile::now(), "Immortal": false})
+           "BodyParts": parts, "UpdateTime": clock::now(), "Immortal": false})
 }
 
 /// A name from the type's lists.

@@ -12,8 +12,8 @@
 //! sample keeps it. Every item gets a fresh id, so each raid's loot is its own; the draw follows the
 //! raid's seed, so the same raid draws the same loot.
 
-use crate::inventory::Templates;
-use crate::profile;
+use crate::ids;
+use crate::templates::Templates;
 use modhost_sdk::db;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Value, json};
@@ -248,7 +248,7 @@ fn spawn_of(point: &Value, rng: &mut Rng, forced: bool) -> Option<Value> {
 pub(crate) fn fresh_tree(items: &[Value], root: &str) -> Option<Vec<Value>> {
     let first = items.iter().find(|i| i["_id"] == root)?;
     let mut ids: HashMap<String, String> = HashMap::new();
-    let fresh = profile::new_id();
+    let fresh = ids::new_id();
     ids.insert(root.to_owned(), fresh.clone());
     let mut top = first.clone();
     top["_id"] = json!(fresh);
@@ -268,7 +268,7 @@ pub(crate) fn fresh_tree(items: &[Value], root: &str) -> Option<Vec<Value>> {
                 continue;
             }
             if let Some(new_parent) = ids.get(parent).cloned() {
-                let fresh = profile::new_id();
+                let fresh = ids::new_id();
                 ids.insert(id.to_owned(), fresh.clone());
                 let mut copy = item.clone();
                 copy["_id"] = json!(fresh);
@@ -318,7 +318,7 @@ fn fill(
 ) -> Option<Value> {
     let template = &container["template"];
     let box_tpl = template["Items"][0]["_tpl"].as_str()?.to_owned();
-    let id = profile::new_id();
+    let id = ids::new_id();
     let mut items = vec![json!({"_id": id, "_tpl": box_tpl, "upd": {"StackObjectsCount": 1}})];
     let table = tables
         .entry(box_tpl.clone())
@@ -345,7 +345,7 @@ fn fill(
                 max => 1 + rng.below(max.unwrap_or(100).min(100)),
             };
             items.push(json!({
-                "_id": profile::new_id(), "_tpl": tpl, "parentId": id, "slotId": "main",
+                "_id": ids::new_id(), "_tpl": tpl, "parentId": id, "slotId": "main",
                 "location": {"x": x, "y": y, "r": "Horizontal"}, "upd": {"StackObjectsCount": units},
             }));
         }
@@ -404,7 +404,7 @@ mod tests {
         ];
         let tree = fresh_tree(&items, "a").unwrap();
         assert_eq!(tree.len(), 3);
-        assert!(tree.iter().all(|i| profile::is_id(i["_id"].as_str().unwrap())));
+        assert!(tree.iter().all(|i| ids::is_id(i["_id"].as_str().unwrap())));
         assert_eq!(tree[1]["parentId"], tree[0]["_id"]);
         assert_eq!(tree[2]["parentId"], tree[1]["_id"]);
         assert!(tree[0].get("parentId").is_none());

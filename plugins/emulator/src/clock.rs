@@ -1,0 +1,58 @@
+//! The game's one clock: every rule that depends on the time (a registration date, a raid's start, a
+//! trader's resupply, a quest's start, and what the hideout and insurance will compute from elapsed
+//! time) reads [`now`] here, never the system clock itself.
+//!
+//! The game's time is the host's wall clock (WASI's) plus the db's `emulator.clock.offsetSeconds`
+//! (none: 0). Moving it is how a test, or a mod author trying a timed system, lets time pass without
+//! waiting: write the offset into `db.json` before the server starts (the server was "off" that long),
+//! or change it and `modhost reload`; the next request sees the world that much later. It is read at
+//! each call (one db read), so a reload takes effect at once. Timers the host fires (`timers.schedule`)
+//! keep the host's own clock: a delay is a delay.
+//!
+//! Unit tests, which run natively without a host, move it with [`advance`] instead of the db.
+
+/// Where the db keeps the offset, in seconds (negative moves the game back).
+#[cfg(not(test))]
+const OFFSET: &str = "emulator.clock.offsetSeconds";
+
+/// Seconds since the Unix epoch, in the game's time.
+pub(crate) fn now() -> u64 {
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    wall.saturating_add_signed(offset())
+}
+
+#[cfg(not(test))]
+fn offset() -> i64 {
+    modhost_sdk::db::get::<i64>(OFFSET).unwrap_or(0)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The unit tests' offset, per test thread.
+    static OFFSET_FOR_TESTS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn offset() -> i64 {
+    OFFSET_FOR_TESTS.get()
+}
+
+/// Moves this test thread's game time `seconds` forward.
+#[cfg(test)]
+pub(crate) fn advance(seconds: i64) {
+    OFFSET_FOR_TESTS.set(OFFSET_FOR_TESTS.get().saturating_add(seconds));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advancing_moves_now_forward_by_as_much() {
+        let before = now();
+        advance(36_000);
+        let after = now();
+        // The wall clock may tick once in between.
+        assert!((36_000..=36_001).contains(&(after - before)), "{before} → {after}");
+    }
+}

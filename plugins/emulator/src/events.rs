@@ -1,0 +1,30 @@
+//! The game's events: what other mods hear at its key points (`docs/mods-together.md`).
+//!
+//! Events are emitted after the game's own writes: a subscriber may call back into the game (a
+//! welcome gift on `profile.created`) and must find the profile written. An event that no mod hears
+//! costs one host call; one that fails is logged, and the player's request goes on.
+//!
+//! The topics, each with its payload:
+//! - [`PROFILE_CREATED`] `{session, uid, nickname, side}`: a new PMC (`boot/profiles.rs`);
+//! - [`PROFILE_SELECTED`] `{session, uid}`: a session chose the profile it plays;
+//! - [`ITEMS_MOVED`]: a batch of `items/moving` applied (`items/mod.rs`);
+//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`).
+
+use modhost_sdk::{events, log};
+use serde::Serialize;
+
+/// A new PMC was created.
+pub(crate) const PROFILE_CREATED: &str = "profile.created";
+/// A session chose the profile it plays.
+pub(crate) const PROFILE_SELECTED: &str = "profile.selected";
+/// A batch of inventory actions applied.
+pub(crate) const ITEMS_MOVED: &str = "items.moved";
+/// A trade with a trader went through.
+pub(crate) const TRADE_DONE: &str = "trade.done";
+
+/// Emits `topic` with `payload`; a failure is logged, never the request's.
+pub(crate) fn announce(topic: &str, payload: &impl Serialize) {
+    if let Err(e) = events::emit(topic, payload) {
+        log::warn(&format!("emitting {topic}: {e}"));
+    }
+}

@@ -1,0 +1,85 @@
+//! Item templates: what the db's `templates.items.<tpl>._props` says about an item (its size, its
+//! grids, how many units a stack holds), read once per template per request, the templates the game
+//! itself names (money, a profile's root containers), and what the handbook says an item is worth.
+//!
+//! A leaf: the profile's shape, its inventory model, trading, raids and quests all read templates.
+
+use modhost_sdk::db;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// The rouble's template.
+pub(crate) const ROUBLES: &str = "5449016a4bdc2d6f028b456f";
+/// A profile's root containers: the equipment, the pockets in it, the stash, the quest items' two
+/// stores and the sorting table.
+pub(crate) const EQUIPMENT: &str = "55d7217a4bdc2d86028b456d";
+pub(crate) const POCKETS: &str = "627a4e6b255f7527fb05a0f6";
+pub(crate) const STASH: &str = "5811ce572459770cba1a34ea";
+pub(crate) const QUEST_RAID: &str = "5963866286f7747bf429b572";
+pub(crate) const QUEST_STASH: &str = "5963866b86f7747bfa6d1e0c";
+pub(crate) const SORTING_TABLE: &str = "602543c13fee350cd564d032";
+
+/// The longest side, in cells, an item is indexed and placed with: a template claiming more is
+/// clamped, so a wild `Width` cannot make one item write thousands of index entries.
+pub(crate) const MAX_SIDE: i64 = 64;
+
+/// Template props read from the db, each once per batch.
+#[derive(Default)]
+pub(crate) struct Templates(HashMap<String, Option<Value>>);
+
+impl Templates {
+    /// `templates.items.<tpl>._props`, if the template exists.
+    pub(crate) fn props(&mut self, tpl: &str) -> Option<&Value> {
+        self.0
+            .entry(tpl.to_owned())
+            .or_insert_with(|| db::get::<Value>(&db::path(&["templates", "items", tpl, "_props"])).ok())
+            .as_ref()
+    }
+
+    /// Width and height of an item of `tpl` (1×1 when the template does not say, each side at most
+    /// [`MAX_SIDE`]), swapped when rotated.
+    pub(crate) fn footprint(&mut self, tpl: &str, rotated: bool) -> (i64, i64) {
+        let props = self.props(tpl);
+        let dim = |k: &str| props.and_then(|p| p[k].as_i64()).filter(|v| *v > 0).unwrap_or(1).min(MAX_SIDE);
+        let (w, h) = (dim("Width"), dim("Height"));
+        if rotated { (h, w) } else { (w, h) }
+    }
+
+    /// The size (columns, rows) of grid `name` of a container of `tpl`, if it has one.
+    pub(crate) fn grid(&mut self, tpl: &str, name: &str) -> Option<(i64, i64)> {
+        let grid = self.props(tpl)?["Grids"].as_array()?.iter().find(|g| g["_name"] == name)?;
+        Some((grid["_props"]["cellsH"].as_i64()?, grid["_props"]["cellsV"].as_i64()?))
+    }
+
+    /// How many units one stack of `tpl` may hold; `None` when unlimited (`StackMaxSize` absent or 0).
+    pub(crate) fn stack_max(&mut self, tpl: &str) -> Option<u64> {
+        self.props(tpl).and_then(|p| p["StackMaxSize"].as_u64()).filter(|n| *n > 0)
+    }
+}
+
+/// The template of an item.
+pub(crate) fn tpl(item: &Value) -> &str {
+    item["_tpl"].as_str().unwrap_or_default()
+}
+
+/// Is a location rotated? The client writes `r` as `"Vertical"` or `1`.
+pub(crate) fn rotated(location: &Value) -> bool {
+    location["r"] == "Vertical" || location["r"] == 1
+}
+
+/// The most handbook entries read for prices (a real handbook has about four thousand).
+pub(crate) const MAX_PRICES: usize = 200_000;
+
+/// Every item's handbook price, by template.
+pub(crate) fn handbook_prices() -> BTreeMap<String, f64> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Entry {
+        id: String,
+        #[serde(default)]
+        price: f64,
+    }
+    let entries: Vec<Entry> = db::get("templates.handbook.Items").unwrap_or_default();
+    entries.into_iter().take(MAX_PRICES).map(|e| (e.id, e.price)).collect()
+}
