@@ -88,6 +88,11 @@ fn the_engines_know_nothing_of_wasmtime_hyper_or_tokio() {
     }
 }
 
+/// The crates whose modules the layout tests read: the host's and the game's (the crate mod authors
+/// copy), and the SDK.
+const CRATES: &[&str] =
+    &["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb", "host/wire", "plugins/emulator", "sdk"];
+
 /// The modules of one crate's `src/` and, for each, the sibling modules it names (`crate::x`, or
 /// `super::x` inside a folder). Comments are skipped; `lib.rs`, `main.rs` and `bin/` are the roots.
 fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
@@ -190,12 +195,85 @@ fn no_module_imports_one_that_imports_it_back() {
     seeded.insert("b".to_owned(), BTreeSet::from(["a".to_owned()]));
     assert!(cycle(&seeded).is_some());
 
-    for krate in ["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb", "host/wire"] {
+    for krate in CRATES {
         let graph = imports(&workspace().join(krate).join("src"));
         // One-file crates (routes, gamedb) have no modules to cycle through.
-        assert!(krate != "host" || graph.len() > 10, "{krate}: too few modules found: {graph:?}");
+        assert!(
+            !["host", "plugins/emulator"].contains(krate) || graph.len() > 10,
+            "{krate}: too few modules found: {graph:?}"
+        );
         if let Some(found) = cycle(&graph) {
             panic!("{krate}: an import cycle: {}", found.join(" → "));
+        }
+    }
+}
+
+/// Every `.rs` file under `src` that is not a crate root, each with the file that must declare it
+/// (`mod name;`) and that name: a file's folder's `mod.rs` (or `lib.rs`/`main.rs` at a root), and for a
+/// folder's own `mod.rs` the same one level up. Roots: `lib.rs`, `main.rs`, `bin/<name>.rs` and
+/// `bin/<name>/main.rs`.
+fn declarations(src: &Path) -> Vec<(PathBuf, Vec<PathBuf>, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![src.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()).filter(|_| path.extension() == Some("rs".as_ref()))
+            else {
+                continue;
+            };
+            let rel = path.strip_prefix(src).unwrap();
+            let in_bin = rel.starts_with("bin");
+            let depth = rel.components().count();
+            let root = (depth == 1 && ["lib", "main"].contains(&stem))
+                || (in_bin && depth == 2)
+                || (in_bin && depth == 3 && stem == "main");
+            if root {
+                continue;
+            }
+            let (name, at) = if stem == "mod" {
+                (dir.file_name().unwrap().to_string_lossy().into_owned(), dir.parent().unwrap().to_owned())
+            } else {
+                (stem.to_owned(), dir.clone())
+            };
+            // `at/mod.rs` (or a root), or `at.rs` beside the folder (`config.rs` with `config/tests.rs`).
+            let mut parents: Vec<PathBuf> = ["mod.rs", "lib.rs", "main.rs"].iter().map(|p| at.join(p)).collect();
+            parents.push(at.with_extension("rs"));
+            out.push((path, parents, name));
+        }
+    }
+    out
+}
+
+/// Does `text` declare module `name` (`mod name;`, with any attributes and visibility)? Comments are
+/// skipped.
+fn declares(text: &str, name: &str) -> bool {
+    text.lines().map(|line| line.split("//").next().unwrap_or("").trim()).any(|line| {
+        let mut rest = line;
+        while let Some(attribute) = rest.strip_prefix("#[") {
+            rest = attribute.split_once(']').map_or("", |(_, after)| after.trim_start());
+        }
+        rest.strip_suffix(&format!("mod {name};")).is_some_and(|vis| vis.is_empty() || vis.trim_end().starts_with("pub"))
+    })
+}
+
+#[test]
+fn every_file_is_named_by_its_crate_root_or_its_folders_mod_rs() {
+    // The checker itself: a declaration with a visibility counts, a commented one and a longer name
+    // do not.
+    assert!(declares("mod a;\npub(crate) mod b;", "b") && declares("#[cfg(test)] mod t;", "t"));
+    assert!(!declares("// mod c;\nmod cc;", "c") && !declares("use x::mod c;", "c"));
+    for krate in CRATES {
+        let src = workspace().join(krate).join("src");
+        for (file, parents, name) in declarations(&src) {
+            let named = parents.iter().any(|p| std::fs::read_to_string(p).is_ok_and(|text| declares(&text, &name)));
+            assert!(named, "{}: no `mod {name};` in {parents:?}", file.display());
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(!text.contains("#[path"), "{}: a `#[path]` hides a file from its folder's `mod.rs`", file.display());
         }
     }
 }

@@ -45,7 +45,7 @@ struct Batch {
 }
 
 /// One action: it changes the profile and records what it changed, or answers why it did nothing.
-type Action = fn(&mut Doc, &Value, &mut Templates, &mut Changes) -> Outcome;
+pub(crate) type Action = fn(&mut Doc, &Value, &mut Templates, &mut Changes) -> Outcome;
 
 fn action(name: &str) -> Option<Action> {
     Some(match name {

@@ -13,7 +13,7 @@
 use crate::clock;
 use crate::ids;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Grid, Outcome, copy_parts, count, is_root, item, set_count, write};
+use crate::profile::inventory::{Changes, Grid, Outcome, Refused, copy_parts, count, is_root, item, set_count, write};
 use crate::profile::shape::INDEX;
 use crate::templates::{ROUBLES, Templates, tpl};
 use modhost_sdk::db;
@@ -69,43 +69,88 @@ fn price(tid: &str, offer: &str, scheme: u64, count: u64) -> Result<BTreeMap<Str
     Ok(price)
 }
 
-/// `buy_from_trader {tid, item_id, count, scheme_id, scheme_items: [{id, count}]}`.
+/// `buy_from_trader {tid, item_id, count, scheme_id, scheme_items: [{id, count}]}`: every check first
+/// (the offer and its gate, the payment, where the goods go), then the payment taken, the goods given
+/// and the trader's records written.
 fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let tid = action["tid"].as_str().ok_or("the purchase names no trader `tid`")?;
-    let offer_id = action["item_id"].as_str().ok_or("the purchase names no offer `item_id`")?;
-    let wanted = action["count"].as_u64().filter(|n| *n >= 1).ok_or("`count` must be a whole number of at least 1")?;
+    let offer = offer(doc, action)?;
+    let price = price(offer.tid, offer.id, action["scheme_id"].as_u64().unwrap_or(0), offer.wanted)?;
+    let payment = payment(doc, action, &price)?;
+    let parts = parts(&offer.assort, offer.at);
+    let delivery = delivery(doc, templates, &offer, &parts, &payment)?;
+    for record in ["TradersInfo", "TraderPurchases"] {
+        if !doc.object_or_absent(&[record])? || !doc.object_or_absent(&[record, offer.tid])? {
+            return Err(format!("the profile's `{record}` is malformed").into());
+        }
+    }
 
-    // The offer, with the parts it comes with (a weapon's mods), and its loyalty gate.
+    // Checked: take the payment, then give the goods.
+    pay(doc, templates, changes, payment, &price)?;
+    deliver(doc, templates, changes, delivery, &offer, &parts)?;
+
+    let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
+    let sales = doc.get(&["TradersInfo", offer.tid, "salesSum"])?.as_u64().unwrap_or(0);
+    doc.set(&["TradersInfo", offer.tid, "salesSum"], json!(sales.saturating_add(paid)))?;
+    let purchase = json!({ "count": offer.bought.saturating_add(offer.wanted), "purchaseTimestamp": clock::now() });
+    doc.set(&["TraderPurchases", offer.tid, offer.id], purchase)?;
+    Ok(())
+}
+
+/// The offer a purchase names, checked against the player: it exists, the player's loyalty reaches
+/// its level, and the trader has the stock.
+struct Offer<'a> {
+    tid: &'a str,
+    id: &'a str,
+    wanted: u64,
+    /// The trader's whole assort (the offer's parts are found in it), and where the offer is.
+    assort: Vec<Value>,
+    at: usize,
+    /// How many of it this player bought before.
+    bought: u64,
+}
+
+impl Offer<'_> {
+    fn item(&self) -> &Value {
+        &self.assort[self.at]
+    }
+}
+
+fn offer<'a>(doc: &mut Doc, action: &'a Value) -> Result<Offer<'a>, Refused> {
+    let tid = action["tid"].as_str().ok_or("the purchase names no trader `tid`")?;
+    let id = action["item_id"].as_str().ok_or("the purchase names no offer `item_id`")?;
+    let wanted = action["count"].as_u64().filter(|n| *n >= 1).ok_or("`count` must be a whole number of at least 1")?;
     let assort: Vec<Value> = db::get(&db::path(&["traders", tid, "assort", "items"]))
         .map_err(|_| format!("trader {tid} does not exist or sells nothing"))?;
-    let Some(at) = assort.iter().position(|o| o["_id"] == offer_id && o["parentId"] == "hideout") else {
-        return Err(format!("trader {tid} has no offer {offer_id}").into());
+    let Some(at) = assort.iter().position(|o| o["_id"] == id && o["parentId"] == "hideout") else {
+        return Err(format!("trader {tid} has no offer {id}").into());
     };
-    let offer = &assort[at];
-    let parts = parts(&assort, at);
-    let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", offer_id])).unwrap_or(1);
+    let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", id])).unwrap_or(1);
     let level = doc.get(&["TradersInfo", tid, "loyaltyLevel"])?.as_u64().unwrap_or(1);
     if level < needed {
-        return Err(format!(
-            "offer {offer_id} needs loyalty level {needed} with trader {tid}; this player has {level}"
-        )
-        .into());
+        return Err(format!("offer {id} needs loyalty level {needed} with trader {tid}; this player has {level}").into());
     }
-    let bought = doc.get(&["TraderPurchases", tid, offer_id, "count"])?.as_u64().unwrap_or(0);
-    if offer["upd"]["UnlimitedCount"] != true
-        && let Some(stock) = offer["upd"]["StackObjectsCount"].as_u64()
+    let bought = doc.get(&["TraderPurchases", tid, id, "count"])?.as_u64().unwrap_or(0);
+    let item = &assort[at];
+    if item["upd"]["UnlimitedCount"] != true
+        && let Some(stock) = item["upd"]["StackObjectsCount"].as_u64()
         && wanted > stock.saturating_sub(bought)
     {
-        return Err(format!("trader {tid} has {} of offer {offer_id} left", stock.saturating_sub(bought)).into());
+        return Err(format!("trader {tid} has {} of offer {id} left", stock.saturating_sub(bought)).into());
     }
-    let price = price(tid, offer_id, action["scheme_id"].as_u64().unwrap_or(0), wanted)?;
+    Ok(Offer { tid, id, wanted, assort, at, bought })
+}
 
-    // Every named payment stack is checked before anything is taken.
+/// One stack the player pays with: its id, the stack as it is, and the units named from it.
+type Paying = (String, Value, u64);
+
+/// The stacks the purchase names as payment, each checked (in the profile, not a root, holding what
+/// is named, of a template the price asks for), and together covering the price.
+fn payment(doc: &mut Doc, action: &Value, price: &BTreeMap<String, u64>) -> Result<Vec<Paying>, Refused> {
     let named = action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default();
     if named.len() > MAX_PAYMENT_STACKS {
         return Err(format!("a purchase names at most {MAX_PAYMENT_STACKS} payment stacks").into());
     }
-    let mut payment: Vec<(String, Value, u64)> = Vec::new();
+    let mut payment: Vec<Paying> = Vec::new();
     let mut offered: BTreeMap<String, u64> = BTreeMap::new();
     for named in named {
         let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
@@ -123,21 +168,40 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
         *offered.entry(tpl(&stack).to_owned()).or_insert(0) += amount;
         payment.push((id.to_owned(), stack, amount));
     }
-    for (tpl, cost) in &price {
+    for (tpl, cost) in price {
         let have = offered.get(tpl.as_str()).copied().unwrap_or(0);
         if have < *cost {
             return Err(format!("the price is {cost} of {tpl}; the payment names {have}").into());
         }
     }
+    Ok(payment)
+}
 
-    // Where the goods go, planned before anything changes: loose stash stacks of the same template are
-    // topped up first (found through the stacks index, in the order they were added), then new stacks
-    // go first-fit into the stash grid. No room: nothing is bought.
+/// Where the goods go, planned before anything changes.
+struct Delivery {
+    stash: String,
+    goods: String,
+    /// Loose stash stacks of the goods topped up: id, the stack, units added.
+    top_ups: Vec<(String, Value, u64)>,
+    /// New stacks: where each goes in the stash grid, and its units.
+    stacks: Vec<(Value, u64)>,
+}
+
+/// Loose stash stacks of the same template are topped up first (found through the stacks index, in the
+/// order they were added; never one being paid with), then new stacks go first-fit into the stash
+/// grid. No room: nothing is bought.
+fn delivery(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    offer: &Offer,
+    parts: &[&Value],
+    payment: &[Paying],
+) -> Result<Delivery, Refused> {
     let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
-    let goods = tpl(offer).to_owned();
+    let goods = tpl(offer.item()).to_owned();
     let max = if parts.is_empty() { templates.stack_max(&goods) } else { Some(1) };
-    let mut left = wanted;
-    let mut top_ups: Vec<(String, Value, u64)> = Vec::new();
+    let mut left = offer.wanted;
+    let mut top_ups = Vec::new();
     if parts.is_empty() && max != Some(1) {
         let stacks: Vec<String> = match doc.get(&[INDEX, "stacks", &goods])? {
             Value::Object(ids) => ids.into_iter().map(|(id, _)| id).collect(),
@@ -161,22 +225,27 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
     }
     let mut grid = Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?;
     let (w, h) = templates.footprint(&goods, false);
-    let mut stacks: Vec<(Value, u64)> = Vec::new();
+    let mut stacks = Vec::new();
     while left > 0 {
         // Each new stack takes at least one cell, so this ends within the grid's size.
         let units = max.map_or(left, |m| m.min(left));
-        let place = grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {wanted} of {goods}"))?;
+        let place = grid
+            .place(doc, w, h)?
+            .ok_or_else(|| format!("no room in the stash for {} of {goods}", offer.wanted))?;
         stacks.push((place, units));
         left -= units;
     }
+    Ok(Delivery { stash, goods, top_ups, stacks })
+}
 
-    for record in ["TradersInfo", "TraderPurchases"] {
-        if !doc.object_or_absent(&[record])? || !doc.object_or_absent(&[record, tid])? {
-            return Err(format!("the profile's `{record}` is malformed").into());
-        }
-    }
-
-    // Checked: take the payment, then give the goods.
+/// Takes the price from the payment stacks, in the order named; an emptied stack is removed.
+fn pay(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    payment: Vec<Paying>,
+    price: &BTreeMap<String, u64>,
+) -> Outcome {
     let mut due = price.clone();
     let mut emptied = Vec::new();
     for (id, mut stack, amount) in payment {
@@ -195,31 +264,37 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
             changes.changed(&id);
         }
     }
-    for (id, mut stack, add) in top_ups {
+    for id in &emptied {
+        write(doc, templates, id, None)?;
+        changes.removed(id);
+    }
+    Ok(())
+}
+
+/// Gives the goods as planned: top-ups, then new stacks with the offer's parts under each.
+fn deliver(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    delivery: Delivery,
+    offer: &Offer,
+    parts: &[&Value],
+) -> Outcome {
+    for (id, mut stack, add) in delivery.top_ups {
         let total = count(&stack) + add;
         set_count(&mut stack, total);
         write(doc, templates, &id, Some(stack))?;
         changes.changed(&id);
     }
-    for id in &emptied {
-        write(doc, templates, id, None)?;
-        changes.removed(id);
-    }
-    for (place, units) in stacks {
+    for (place, units) in delivery.stacks {
         let id = ids::new_id();
         let stack = json!({
-            "_id": id, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place,
+            "_id": id, "_tpl": delivery.goods, "parentId": delivery.stash, "slotId": "hideout", "location": place,
             "upd": { "StackObjectsCount": units, "SpawnedInSession": false },
         });
         write(doc, templates, &id, Some(stack))?;
         changes.created(&id);
-        copy_parts(doc, templates, changes, &parts, offer_id, &id)?;
+        copy_parts(doc, templates, changes, parts, offer.id, &id)?;
     }
-
-    let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
-    let sales = doc.get(&["TradersInfo", tid, "salesSum"])?.as_u64().unwrap_or(0);
-    doc.set(&["TradersInfo", tid, "salesSum"], json!(sales.saturating_add(paid)))?;
-    let purchase = json!({ "count": bought.saturating_add(wanted), "purchaseTimestamp": clock::now() });
-    doc.set(&["TraderPurchases", tid, offer_id], purchase)?;
     Ok(())
 }

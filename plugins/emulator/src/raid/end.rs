@@ -28,31 +28,29 @@
 //! `deathHealthMultiplier` of its maximum), the temperature resets; skills are the reported `Common`
 //! progress, each within SPT's 0–5100. A dead scav is generated anew, keeping its experience and skills.
 //! What else the report carries (statistics, encyclopedia, quest progress, achievements, Fence's
-//! standing) is taken, bounded, by `raid_progress.rs`, into the same patch.
+//! standing) is taken, bounded, by `progress.rs`, into the same patch.
 //!
 //! Every change is one merge patch at the version the checks read (`doc_patch_if_version`), with the
 //! raid's marker in it, so a crash leaves the raid either ended or not; the raid record is deleted
 //! after. A refusal is an error envelope and changes nothing.
 
+use super::report::{EndRequest, Reported, ReportedItem};
 use super::scav;
 use super::{player, progress, record_key, setting};
 use crate::clock;
 use crate::input;
 use crate::profile;
 use crate::profile::doc::Doc;
-use crate::profile::inventory;
+use crate::profile::inventory::{self, Refused};
 use crate::profile::shape::INDEX;
 use crate::progression;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::{Error, Request, Response, Result, envelope, store};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The largest end body: the client sends its whole profile, stash included.
 const MAX_BODY: usize = 16 << 20;
-/// Items the report may list (stash included).
-const MAX_REPORTED: usize = 60_000;
 /// Items the raid's subtrees may hold.
 const MAX_RAID_ITEMS: usize = 5_000;
 /// How deep a parent chain is followed.
@@ -60,91 +58,6 @@ const MAX_DEPTH: usize = 64;
 /// Entries of the fast panel and skills taken from a report.
 const MAX_FAST_PANEL: usize = 64;
 const MAX_SKILLS: usize = 256;
-
-#[derive(Deserialize)]
-struct EndRequest {
-    #[serde(rename = "serverId")]
-    server_id: String,
-    results: Results,
-}
-
-#[derive(Deserialize)]
-struct Results {
-    result: String,
-    profile: Reported,
-}
-
-/// The profile the client reports; what else a raid may change is read by `raid_progress.rs`.
-#[derive(Deserialize)]
-pub(super) struct Reported {
-    #[serde(rename = "_id")]
-    id: String,
-    #[serde(default, rename = "Info")]
-    info: ReportedInfo,
-    #[serde(rename = "Inventory")]
-    inventory: ReportedInventory,
-    #[serde(default, rename = "Health")]
-    health: Value,
-    #[serde(default, rename = "Skills")]
-    skills: Value,
-    #[serde(default, rename = "Stats")]
-    pub(super) stats: Value,
-    #[serde(default, rename = "Encyclopedia")]
-    pub(super) encyclopedia: Value,
-    #[serde(default, rename = "Quests")]
-    pub(super) quests: Value,
-    #[serde(default, rename = "TaskConditionCounters")]
-    pub(super) counters: Value,
-    #[serde(default, rename = "Achievements")]
-    pub(super) achievements: Value,
-    #[serde(default, rename = "SurvivorClass")]
-    pub(super) survivor_class: Value,
-    #[serde(default, rename = "TradersInfo")]
-    pub(super) traders_info: Value,
-}
-
-#[derive(Deserialize, Default)]
-struct ReportedInfo {
-    #[serde(default, rename = "Experience")]
-    experience: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct ReportedInventory {
-    equipment: String,
-    #[serde(default, rename = "questRaidItems")]
-    quest_raid_items: Option<String>,
-    #[serde(deserialize_with = "input::at_most::<MAX_REPORTED, _, _>")]
-    items: Vec<ReportedItem>,
-    #[serde(default, rename = "fastPanel")]
-    fast_panel: Value,
-}
-
-/// An item as reported: the members an item has; anything else is dropped.
-#[derive(Deserialize, Serialize, Clone)]
-struct ReportedItem {
-    #[serde(rename = "_id")]
-    id: String,
-    #[serde(rename = "_tpl")]
-    tpl: String,
-    #[serde(default, rename = "parentId", skip_serializing_if = "Option::is_none")]
-    parent_id: Option<String>,
-    #[serde(default, rename = "slotId", skip_serializing_if = "Option::is_none")]
-    slot_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    location: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    upd: Option<Value>,
-}
-
-impl ReportedItem {
-    fn count(&self) -> Option<u64> {
-        match self.upd.as_ref().map(|u| &u["StackObjectsCount"]) {
-            None | Some(Value::Null) => Some(1),
-            Some(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)),
-        }
-    }
-}
 
 /// How the raid ended (SPT's `ExitStatus`).
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -205,12 +118,9 @@ pub(super) fn end(req: &Request) -> Result<Response> {
         store::delete(&record_key(&uid))?;
         return Ok(refuse("this raid has already ended"));
     }
-    let applied = match apply(&mut doc, &mut templates, &record, &body, exit, scav_raid, &uid, &key, version)? {
-        Ok(applied) => applied,
-        Err(why) => return Ok(refuse(&why)),
-    };
-    if applied {
-        match doc.commit() {
+    let raid = Raid { uid: &uid, key: &key, version, record: &record, body: &body, exit, scav: scav_raid };
+    match apply(&mut doc, &mut templates, &raid) {
+        Ok(Ended::Staged) => match doc.commit() {
             Ok(_) => {}
             Err(Error::Conflict(_)) => {
                 return Ok(envelope::error(
@@ -219,183 +129,269 @@ pub(super) fn end(req: &Request) -> Result<Response> {
                 ));
             }
             Err(other) => return Err(other),
-        }
+        },
+        Ok(Ended::Written) => {}
+        Err(Refused::Reason(why)) => return Ok(refuse(&why)),
+        Err(Refused::Store(e)) => return Err(e),
     }
     store::delete(&record_key(&uid))?;
     Ok(envelope::null())
 }
 
-/// Checks the report and stages its result in `doc`. `Ok(Err(why))` is a refusal; `Ok(Ok(true))` means
-/// `doc` holds the changes to commit, `Ok(Ok(false))` that the result was written already (a dead scav
-/// replaced whole).
-#[allow(clippy::too_many_arguments)]
-fn apply(
-    doc: &mut Doc,
-    templates: &mut Templates,
-    record: &Value,
-    body: &EndRequest,
-    exit: Exit,
-    scav_raid: bool,
-    uid: &str,
-    key: &str,
+/// The raid being ended, as `end` found it.
+struct Raid<'a> {
+    /// The PMC that played it (a scav raid is its scav's).
+    uid: &'a str,
+    /// The store key of the profile that played: `profile.<uid>` or `scav.<uid>`.
+    key: &'a str,
+    /// That profile's version when the checks began: every write is at it.
     version: u64,
-) -> Result<std::result::Result<bool, String>> {
-    let reported = &body.results.profile;
+    /// The open raid's record (`raid.<uid>`).
+    record: &'a Value,
+    body: &'a EndRequest,
+    exit: Exit,
+    scav: bool,
+}
+
+/// What applying a raid's end came to (a refusal is the `Err`, [`Refused`]).
+enum Ended {
+    /// The result is staged in the document: commit it.
+    Staged,
+    /// The result is written already: a dead scav, replaced whole.
+    Written,
+}
+
+/// The profile's roots the raid's items hang from: the equipment and, when the report names the
+/// same one, the quest-raid items' root.
+struct Roots {
+    equipment: String,
+    quest: Option<String>,
+}
+
+impl Roots {
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.equipment.as_str()).chain(self.quest.as_deref())
+    }
+}
+
+/// The raid's items as reported: every reported item by id, and the subtrees of the roots, parents
+/// first.
+struct RaidItems<'r> {
+    by_id: HashMap<&'r str, &'r ReportedItem>,
+    items: Vec<&'r ReportedItem>,
+}
+
+/// What came into the raid: the profile's raid items before it, what the raid issued, and the units
+/// of each template of both together.
+struct CameIn<'a> {
+    before: HashMap<String, Value>,
+    issued: &'a Map<String, Value>,
+    issued_tpls: HashSet<&'a str>,
+    units: BTreeMap<String, u64>,
+}
+
+/// Checks the report (rules 2-4 of the module doc) and stages its result in `doc`.
+fn apply(doc: &mut Doc, templates: &mut Templates, raid: &Raid) -> std::result::Result<Ended, Refused> {
+    let reported = &raid.body.results.profile;
+    let roots = roots(doc, reported)?;
+    let items = raid_items(reported, &roots)?;
+    let came_in = came_in(doc, &roots, raid.record)?;
+    check_items(doc, templates, &items, &came_in)?;
+
+    let old_xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0).max(0.0);
+    let cap = setting("maxRaidExperience").as_f64().unwrap_or(500_000.0);
+    let xp = reported.info.experience.unwrap_or(old_xp).clamp(old_xp, old_xp + cap).floor();
+    let marker = json!({"last": raid.record["raidId"], "serverId": raid.body.server_id,
+                        "result": raid.body.results.result, "ended": clock::now()});
+    if raid.scav && raid.exit == Exit::Dead {
+        return replace_dead_scav(doc, raid, xp, marker);
+    }
+    let kept_ids = replace_items(doc, templates, raid.exit, &roots, &items, &came_in)?;
+    stage_player(doc, templates, raid, xp, &roots, &items, &kept_ids)?;
+    doc.set(&[INDEX, "raid"], marker)?;
+    Ok(Ended::Staged)
+}
+
+/// Rule 2: the report is of this profile and its equipment root is the server's.
+fn roots(doc: &mut Doc, reported: &Reported) -> std::result::Result<Roots, Refused> {
     let own_id = doc.get(&["_id"])?;
     if own_id != reported.id.as_str() {
-        return Ok(Err(format!("the report is of profile {}, the raid's is {own_id}", json!(reported.id))));
+        return Err(format!("the report is of profile {}, the raid's is {own_id}", json!(reported.id)).into());
     }
     let equipment = doc.get(&["Inventory", "equipment"])?.as_str().unwrap_or_default().to_owned();
     if equipment.is_empty() || reported.inventory.equipment != equipment {
-        return Ok(Err("the report's equipment is not the profile's".to_owned()));
+        return Err("the report's equipment is not the profile's".into());
     }
     let quest = doc.get(&["Inventory", "questRaidItems"])?.as_str().map(str::to_owned);
     let quest = quest.filter(|q| reported.inventory.quest_raid_items.as_deref() == Some(q.as_str()));
+    Ok(Roots { equipment, quest })
+}
 
-    // The raid's items as reported: the subtrees of the equipment and quest roots, parents first.
+/// Rule 3's first half: the raid's items are the report's subtrees of the roots, each id listed once,
+/// at most [`MAX_RAID_ITEMS`].
+fn raid_items<'r>(reported: &'r Reported, roots: &Roots) -> std::result::Result<RaidItems<'r>, Refused> {
     let mut by_id: HashMap<&str, &ReportedItem> = HashMap::new();
     let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
     for item in &reported.inventory.items {
         if by_id.insert(item.id.as_str(), item).is_some() {
-            return Ok(Err(format!("item {} is listed twice", json!(item.id))));
+            return Err(format!("item {} is listed twice", json!(item.id)).into());
         }
         if let Some(parent) = item.parent_id.as_deref() {
             children.entry(parent).or_default().push(item.id.as_str());
         }
     }
-    let roots: Vec<&str> = std::iter::once(equipment.as_str()).chain(quest.as_deref()).collect();
-    let mut raid: Vec<&ReportedItem> = Vec::new();
-    let mut seen: HashSet<&str> = roots.iter().copied().collect();
-    let mut next = roots.clone();
+    let mut items: Vec<&ReportedItem> = Vec::new();
+    let mut seen: HashSet<&str> = roots.iter().collect();
+    let mut next: Vec<&str> = roots.iter().collect();
     while let Some(parent) = next.pop() {
         for child in children.get(parent).into_iter().flatten() {
             if seen.insert(child) {
-                if raid.len() == MAX_RAID_ITEMS {
-                    return Ok(Err(format!("a raid brings out at most {MAX_RAID_ITEMS} items")));
+                if items.len() == MAX_RAID_ITEMS {
+                    return Err(format!("a raid brings out at most {MAX_RAID_ITEMS} items").into());
                 }
-                raid.push(by_id[child]);
+                items.push(by_id[child]);
                 next.push(child);
             }
         }
     }
+    // The roots' own ids are the profile's: `by_id` keeps them for `kept_on_death`'s walk up.
+    Ok(RaidItems { by_id, items })
+}
 
-    // What came in: the profile's raid items before the raid, and what the raid issued.
+/// What came in: the profile's raid items before the raid (read through the children index), and
+/// what the raid's record says it issued.
+fn came_in<'a>(doc: &mut Doc, roots: &Roots, record: &'a Value) -> std::result::Result<CameIn<'a>, Refused> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
     let mut before: HashMap<String, Value> = HashMap::new();
-    for root in &roots {
+    for root in roots.iter() {
         for id in inventory::subtree(doc, root)?.into_iter().skip(1) {
             if let Some(item) = inventory::item(doc, &id)? {
                 before.insert(id, item);
             }
         }
     }
-    let empty = Map::new();
-    let issued = record["issued"].as_object().unwrap_or(&empty);
-    let mut came_in: BTreeMap<String, u64> = BTreeMap::new();
+    let issued = record["issued"].as_object().unwrap_or_else(|| EMPTY.get_or_init(Map::new));
+    let mut units: BTreeMap<String, u64> = BTreeMap::new();
     for item in before.values() {
-        *came_in.entry(tpl(item).to_owned()).or_insert(0) += inventory::count(item);
+        *units.entry(tpl(item).to_owned()).or_insert(0) += inventory::count(item);
     }
     let mut issued_tpls: HashSet<&str> = HashSet::new();
     for entry in issued.values() {
         let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
         issued_tpls.insert(tpl);
-        let total = came_in.entry(tpl.to_owned()).or_insert(0);
+        let total = units.entry(tpl.to_owned()).or_insert(0);
         *total = total.saturating_add(n);
     }
+    Ok(CameIn { before, issued, issued_tpls, units })
+}
 
-    // Each item, then the units per template.
+/// Rules 3 and 4: each item is valid and came in (kept its template, was issued, or is a stack of a
+/// template that came in), and no template leaves with more units than came in.
+fn check_items(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    items: &RaidItems,
+    came_in: &CameIn,
+) -> std::result::Result<(), Refused> {
     let mut out: BTreeMap<&str, u64> = BTreeMap::new();
-    for item in &raid {
+    for item in &items.items {
         let id = item.id.as_str();
         if !valid_id(id) {
-            return Ok(Err(format!("item id {} is not an id", json!(id))));
+            return Err(format!("item id {} is not an id", json!(id)).into());
         }
         if templates.props(&item.tpl).is_none() {
-            return Ok(Err(format!("item {id} has template {}, which the database does not know", json!(item.tpl))));
+            return Err(format!("item {id} has template {}, which the database does not know", json!(item.tpl)).into());
         }
         if item.slot_id.as_deref().is_none_or(str::is_empty) {
-            return Ok(Err(format!("item {id} names no slot")));
+            return Err(format!("item {id} names no slot").into());
         }
-        if let Some(had) = before.get(id) {
+        if let Some(had) = came_in.before.get(id) {
             if tpl(had) != item.tpl {
-                return Ok(Err(format!("item {id} was {} before the raid, not {}", tpl(had), item.tpl)));
+                return Err(format!("item {id} was {} before the raid, not {}", tpl(had), item.tpl).into());
             }
-        } else if let Some(entry) = issued.get(id) {
+        } else if let Some(entry) = came_in.issued.get(id) {
             if entry[0] != item.tpl.as_str() {
-                return Ok(Err(format!("item {id} was issued as {}, not {}", entry[0], item.tpl)));
+                return Err(format!("item {id} was issued as {}, not {}", entry[0], item.tpl).into());
             }
         } else if inventory::item(doc, id)?.is_some() {
-            return Ok(Err(format!("item {id} is in the profile outside the raid")));
-        } else if !came_in.contains_key(&item.tpl) {
-            return Ok(Err(format!(
+            return Err(format!("item {id} is in the profile outside the raid").into());
+        } else if !came_in.units.contains_key(&item.tpl) {
+            return Err(format!(
                 "item {id} ({}) was never issued in this raid and the player did not bring one in",
                 item.tpl
-            )));
+            )
+            .into());
         }
         let Some(n) = item.count().filter(|n| *n >= 1) else {
-            return Ok(Err(format!("item {id} has no valid StackObjectsCount")));
+            return Err(format!("item {id} has no valid StackObjectsCount").into());
         };
         if let Some(max) = templates.stack_max(&item.tpl)
             && n > max
         {
-            return Ok(Err(format!("item {id} holds {n} units; a stack of {} holds at most {max}", item.tpl)));
+            return Err(format!("item {id} holds {n} units; a stack of {} holds at most {max}", item.tpl).into());
         }
         let total = out.entry(item.tpl.as_str()).or_insert(0);
         *total = total.saturating_add(n);
     }
     for (tpl, n) in &out {
-        let had = came_in.get(*tpl).copied().unwrap_or(0);
+        let had = came_in.units.get(*tpl).copied().unwrap_or(0);
         if *n > had {
-            return Ok(Err(format!("{n} units of {tpl} leave the raid, but only {had} came in")));
+            return Err(format!("{n} units of {tpl} leave the raid, but only {had} came in").into());
         }
     }
+    Ok(())
+}
 
-    let old_xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0).max(0.0);
-    let cap = setting("maxRaidExperience").as_f64().unwrap_or(500_000.0);
-    let xp = reported.info.experience.unwrap_or(old_xp).clamp(old_xp, old_xp + cap).floor();
-    let marker = json!({"last": record["raidId"], "serverId": body.server_id, "result": body.results.result,
-                        "ended": clock::now()});
-
-    if scav_raid && exit == Exit::Dead {
-        // A dead scav is replaced by a new one, with its experience and skills.
-        let previous = json!({
-            "Info": {"Level": progression::level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
-            "Skills": skills(&reported.skills, doc.get(&["Skills"])?),
-            "Stats": doc.get(&["Stats"])?,
-            "Encyclopedia": doc.get(&["Encyclopedia"])?,
-        });
-        let aid = doc.get(&["aid"])?;
-        let mut fresh = scav::generate(uid, &aid, Some(&previous))?;
-        fresh[INDEX]["raid"] = marker;
-        return match store::set_if_version(key, &fresh, Some(version)) {
-            Ok(_) => Ok(Ok(false)),
-            Err(Error::Conflict(_)) => Ok(Err("the scav changed meanwhile; try again".to_owned())),
-            Err(other) => Err(other),
-        };
+/// A dead scav is replaced by a new one, with its experience and skills, written whole at the version
+/// the checks read.
+fn replace_dead_scav(doc: &mut Doc, raid: &Raid, xp: f64, marker: Value) -> std::result::Result<Ended, Refused> {
+    let reported = &raid.body.results.profile;
+    let previous = json!({
+        "Info": {"Level": progression::level_for(xp).unwrap_or(doc.get(&["Info", "Level"])?), "Experience": xp},
+        "Skills": skills(&reported.skills, doc.get(&["Skills"])?),
+        "Stats": doc.get(&["Stats"])?,
+        "Encyclopedia": doc.get(&["Encyclopedia"])?,
+    });
+    let aid = doc.get(&["aid"])?;
+    let mut fresh = scav::generate(raid.uid, &aid, Some(&previous))?;
+    fresh[INDEX]["raid"] = marker;
+    match store::set_if_version(raid.key, &fresh, Some(raid.version)) {
+        Ok(_) => Ok(Ended::Written),
+        Err(Error::Conflict(_)) => Err("the scav changed meanwhile; try again".into()),
+        Err(other) => Err(other.into()),
     }
+}
 
-    // What stays: everything, or on death what SPT keeps.
+/// The raid's items replace the profile's (children removed first): everything, or on death what SPT
+/// keeps, found-in-raid as the exit allows. Answers the ids that stayed.
+fn replace_items<'r>(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    exit: Exit,
+    roots: &Roots,
+    items: &RaidItems<'r>,
+    came_in: &CameIn,
+) -> std::result::Result<HashSet<&'r str>, Refused> {
     let kept: Vec<&ReportedItem> = if exit == Exit::Dead {
         let lost = setting("lostOnDeath");
-        raid.iter().copied().filter(|item| kept_on_death(item, &by_id, &equipment, quest.as_deref(), &lost)).collect()
+        let quest = roots.quest.as_deref();
+        items.items.iter().copied().filter(|i| kept_on_death(i, &items.by_id, &roots.equipment, quest, &lost)).collect()
     } else {
-        raid.clone()
+        items.items.clone()
     };
     let keeps_found = matches!(exit, Exit::Survived | Exit::Transit);
-
-    // Out with the profile's raid items (children first), in with what stays.
-    let mut order: Vec<&String> = before.keys().collect();
-    order.sort_by_key(|id| std::cmp::Reverse(depth(id, &before)));
+    let mut order: Vec<&String> = came_in.before.keys().collect();
+    order.sort_by_key(|id| std::cmp::Reverse(depth(id, &came_in.before)));
     for id in order {
         inventory::write(doc, templates, id, None)?;
     }
-    let kept_ids: HashSet<&str> = kept.iter().map(|i| i.id.as_str()).collect();
     for item in &kept {
-        let mut value = serde_json::to_value(item)?;
+        let mut value = serde_json::to_value(item).map_err(Error::from)?;
         let found = if !keeps_found {
             false
-        } else if let Some(had) = before.get(&item.id) {
+        } else if let Some(had) = came_in.before.get(&item.id) {
             had["upd"]["SpawnedInSession"] == true
-        } else if issued.contains_key(&item.id) || issued_tpls.contains(item.tpl.as_str()) {
+        } else if came_in.issued.contains_key(&item.id) || came_in.issued_tpls.contains(item.tpl.as_str()) {
             item.upd.as_ref().is_some_and(|u| u["SpawnedInSession"] == true)
         } else {
             false
@@ -405,12 +401,24 @@ fn apply(
         }
         inventory::write(doc, templates, &item.id, Some(value))?;
     }
+    Ok(kept.iter().map(|i| i.id.as_str()).collect())
+}
 
-    // The fast panel names kept items only.
+/// Everything else the raid changes on the player: the fast panel (kept items only), experience and
+/// level, health, skills, and what `progress.rs` takes (statistics, quests, achievements, Fence).
+fn stage_player(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    raid: &Raid,
+    xp: f64,
+    roots: &Roots,
+    items: &RaidItems,
+    kept_ids: &HashSet<&str>,
+) -> std::result::Result<(), Refused> {
+    let reported = &raid.body.results.profile;
+    let dead = raid.exit == Exit::Dead;
     let mut panel = Map::new();
-    if exit != Exit::Dead
-        && let Some(slots) = reported.inventory.fast_panel.as_object()
-    {
+    if !dead && let Some(slots) = reported.inventory.fast_panel.as_object() {
         for (slot, id) in slots.iter().take(MAX_FAST_PANEL) {
             if id.as_str().is_some_and(|id| kept_ids.contains(id)) && slot.len() <= 32 {
                 panel.insert(slot.clone(), id.clone());
@@ -418,19 +426,19 @@ fn apply(
         }
     }
     doc.set(&["Inventory", "fastPanel"], Value::Object(panel))?;
-
     doc.set(&["Info", "Experience"], json!(xp))?;
     if let Some(level) = progression::level_for(xp) {
         doc.set(&["Info", "Level"], level)?;
     }
-    let death = (exit == Exit::Dead).then(|| setting("deathHealthMultiplier").as_f64().unwrap_or(0.3));
+    let death = dead.then(|| setting("deathHealthMultiplier").as_f64().unwrap_or(0.3));
     let health = health(doc.get(&["Health"])?, &reported.health, death);
     doc.set(&["Health"], health)?;
     let skills = skills(&reported.skills, doc.get(&["Skills"])?);
     doc.set(&["Skills"], skills)?;
     // The quest items a death took, for the quests' pick-up conditions.
-    let lost_quest_items: Vec<String> = match (&quest, exit) {
-        (Some(root), Exit::Dead) => raid
+    let lost_quest_items: Vec<String> = match (&roots.quest, dead) {
+        (Some(root), true) => items
+            .items
             .iter()
             .filter(|i| i.parent_id.as_deref() == Some(root.as_str()) && !kept_ids.contains(i.id.as_str()))
             .map(|i| i.tpl.clone())
@@ -438,14 +446,13 @@ fn apply(
         _ => Vec::new(),
     };
     let outcome = progress::Outcome {
-        dead: exit == Exit::Dead,
-        survived: exit == Exit::Survived,
-        scav: scav_raid,
+        dead,
+        survived: raid.exit == Exit::Survived,
+        scav: raid.scav,
         lost_quest_items: &lost_quest_items,
     };
     progress::apply(doc, templates, reported, &outcome)?;
-    doc.set(&[INDEX, "raid"], marker)?;
-    Ok(Ok(true))
+    Ok(())
 }
 
 /// How many parents item `id` has among `items` (for removing children before their parents).

@@ -31,6 +31,7 @@ pub(crate) mod bots;
 mod end;
 pub(crate) mod loot;
 mod progress;
+mod report;
 pub(crate) mod scav;
 
 use loot::{Issued, Rng};

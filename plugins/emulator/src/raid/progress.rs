@@ -27,7 +27,7 @@
 //! item's template is taken out of the completed conditions, so the player can pick the item up
 //! again (SPT's `CheckForAndFixPickupQuestsAfterDeath`).
 
-use super::end::Reported;
+use super::report::Reported;
 use super::setting;
 use crate::clock;
 use crate::items::quests::checked_here;
