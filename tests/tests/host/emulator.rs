@@ -410,3 +410,29 @@ async fn a_profile_put_in_the_store_in_spt_shape_is_accepted_moved_in_and_listed
     let p = Player { addr: server.addr, ..p };
     assert_eq!(p.item(&p.roubles).await["location"], serde_json::json!({"x": 1, "y": 1, "r": "Horizontal"}));
 }
+
+/// The game reads one clock, the host's plus the db's `emulator.clock.offsetSeconds`: a server that was
+/// "off" ten hours (the offset written into `db.json` before it starts again) answers ten hours later,
+/// in every answer that carries the time.
+#[tokio::test]
+async fn the_games_clock_moves_forward_with_the_db_offset_across_a_restart() {
+    const OFFSET: u64 = 36_000;
+    let utc_time = |answer: serde_json::Value| answer["data"]["utc_time"].as_u64().unwrap();
+    let server = emulator().await;
+    let before = utc_time(post(server.addr, "/client/game/keepalive", A, serde_json::json!({})).await);
+    let again = server.restart_builder();
+    server.stop().await.unwrap();
+
+    let db_path = again.root().join("db.json");
+    let mut db: serde_json::Value = match std::fs::read(&db_path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
+        Err(_) => serde_json::json!({}),
+    };
+    db["emulator"]["clock"] = serde_json::json!({ "offsetSeconds": OFFSET });
+    let server = again.db_json(&db.to_string()).start().await.unwrap();
+    for path in ["/client/game/keepalive", "/client/game/start"] {
+        let after = utc_time(post(server.addr, path, A, serde_json::json!({})).await);
+        // The wall clock moved on too, by the seconds the restart took (far less than an hour).
+        assert!((before + OFFSET..before + OFFSET + 3600).contains(&after), "{path}: {before} → {after}");
+    }
+}
