@@ -33,6 +33,47 @@ impl Answer {
             body: vec![Part::Literal(Bytes::from(wire::error_body(sentence, extra)))],
         }
     }
+
+    /// This answer with `Connection: close` (once): the connection ends after it, because what
+    /// follows on it cannot be read as a request (an unread body, an upgrade's stream).
+    pub(super) fn closing(mut self) -> Answer {
+        if !self.headers.iter().any(|(name, _)| name == header::CONNECTION) {
+            self.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
+        }
+        self
+    }
+}
+
+/// What a request was handled as, the one thing every step that answers returns to
+/// `dispatch::respond` (the host's pages, `notifier.rs`, `modsock.rs`, a mod's route): the reply, and
+/// what it was served for, which `/metrics` and `--perf` count it under.
+pub(super) struct Handled {
+    pub(super) reply: Reply,
+    /// The route pattern it is counted under; `None` when it matched none (counted as `-`).
+    pub(super) route: Option<String>,
+    /// The mod whose chain ran for it, if one did.
+    pub(super) module: Option<String>,
+}
+
+/// A handled request's reply.
+pub(super) enum Reply {
+    /// An answer still to frame ([`finish`]); `identity`: its parts are sent as they are, never
+    /// compressed (the host's own answers, and a client that asked for identity).
+    Answer { answer: Answer, identity: bool },
+    /// The `101` of a websocket that opened: sent as it is.
+    Switched(Response<PartsBody>),
+}
+
+impl Handled {
+    /// `answer`, sent uncompressed, counted under `route`; no mod ran.
+    pub(super) fn identity(answer: Answer, route: Option<String>) -> Handled {
+        Handled { reply: Reply::Answer { answer, identity: true }, route, module: None }
+    }
+
+    /// A websocket that opened on `route`.
+    pub(super) fn switched(response: Response<PartsBody>, route: Option<String>) -> Handled {
+        Handled { reply: Reply::Switched(response), route, module: None }
+    }
 }
 
 /// A response body made of shared buffers, sent one after the other with an exact `Content-Length`.

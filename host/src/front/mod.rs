@@ -13,11 +13,15 @@
 //! 4. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
 //! 5. **Route** (`dispatch.rs`): everything but the host's own paths goes to the route table
 //!    (`modhost-routes`); no route → 404 naming the URL. `/metrics` and `/modhost/…` are answered by
-//!    the host before steps 3 and 4, uncompressed.
+//!    the host before steps 3 and 4, uncompressed. Whatever answers a request returns what it
+//!    handled (`answer::Handled`: the reply, the route and the mod it was served for), which
+//!    `dispatch.rs` frames and counts.
 //! 6. **Body** (`request.rs`): capped (413), collected within its deadline (408) under a server-wide
 //!    budget, and inflated when it is zlib (bounded; 400 when it looks like zlib and is not).
-//! 7. **Lock** (`dispatch.rs`): the session's lock (`crate::session`), 503 after its timeout, released
-//!    when the mod returns.
+//! 7. **Lock** (`session.rs`): the session's lock (`crate::session`), 503 after its timeout, released
+//!    when the mod returns. Steps 3, 4 and 7 are the same functions for a route's `handle` and a
+//!    socket route's `accept` (`modsock.rs`), and the request the mod gets is built in one place
+//!    (`request.rs`).
 //! 8. **Call** (`chain.rs`): the route's chain: the before-hooks that reach its URL, the owner's
 //!    `handle`, the after-hooks, each in its own mod's sandbox under that mod's limits.
 //! 9. **Answer** (`answer.rs`): a mod's error → status; its response checked and its db references

@@ -4,18 +4,20 @@
 //! at the end), registered in `crate::realtime::modsock` (ids, caps, who may send).
 //!
 //! The order, each step refusing before the next costs anything: the socket route (404 when none),
-//! the handshake (`upgrade.rs`: 400), the request head and session id (as for any request), the caps
-//! (503, the mod is not called), then `accept` under the session's lock, as `handle` runs. A refusal
+//! the handshake (`upgrade.rs`: 400), the request head and session id (as for any request:
+//! `request.rs`, `session.rs`), the caps (503, the mod is not called), then `accept` under the
+//! session's lock (`session.rs`), as `handle` runs, with the request a handler gets. A refusal
 //! is the mod's own answer (checked as a handler's answer is); a failed `accept` is answered as a
 //! failed `handle` is. Every answer but the `101` closes the connection: the client sent upgrade
 //! headers and expects no further HTTP on it.
 
-use super::answer::{self, Answer, PartsBody};
+use super::answer::{self, Answer, Handled, PartsBody};
 use super::{request, session, upgrade};
 use crate::app::App;
+use crate::generation::{Generation, SocketOwner};
 use crate::realtime::modsock::{ModSockets, Ticket};
 use crate::realtime::socket::{self, Outbox};
-use crate::sandbox::{AcceptVerdict, CallError, Chain, LoadedMod, Request as ModRequest, SocketMessage, Step};
+use crate::sandbox::{AcceptVerdict, CallError, Chain, LoadedMod, SocketMessage, Step};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
@@ -24,68 +26,60 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Answers an upgrade request outside the host's own paths: the `101` of an accepted connection, or
-/// the answer that refuses it. `route` is set to the pattern it is counted under.
-pub(super) async fn answer(
-    app: &App,
-    request: Request<Incoming>,
-    route: &mut String,
-) -> Result<Response<PartsBody>, Answer> {
-    *route = "-".to_owned();
-    let url =
-        request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+/// the answer that refuses it, counted under the socket route (`-` when none matched).
+pub(super) async fn answer(app: &App, request: Request<Incoming>) -> Handled {
+    let url = request::target(&request);
     // The upgrade keeps this generation until its `accept` returns; the connection then holds only
     // its mod (a reload closes it: `realtime/modsock.rs`).
     let generation = app.generation();
     let Some(found) = generation.sockets.find(&url) else {
-        return Err(closing(Answer::error(StatusCode::NOT_FOUND, "no websocket route", &[("url", &url)])));
+        let answer = Answer::error(StatusCode::NOT_FOUND, "no websocket route", &[("url", &url)]);
+        return Handled::identity(answer.closing(), None);
     };
-    let (socket_route, (module, index)) = (found.route.to_owned(), found.value.clone());
-    route.clone_from(&socket_route);
+    let (socket_route, owner) = (found.route.to_owned(), found.value.clone());
+    let counted = Some(socket_route.clone());
+    match accept(app, request, url, &generation, socket_route, owner).await {
+        Ok(response) => Handled::switched(response, counted),
+        Err(answer) => Handled::identity(answer.closing(), counted),
+    }
+}
+
+/// The steps after the socket route: the handshake, the head and the session, the caps, the
+/// session's lock and `accept`. `Err` is the refusal (closed by the caller).
+async fn accept(
+    app: &App,
+    request: Request<Incoming>,
+    url: String,
+    generation: &Generation,
+    socket_route: String,
+    (module, index): SocketOwner,
+) -> Result<Response<PartsBody>, Answer> {
     let handshake = upgrade::check(&request)?;
-    request::check_head(request.headers()).map_err(closing)?;
-    let session = session::session_of(request.headers())
-        .map_err(|e| closing(Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[])))?;
+    request::check_head(request.headers())?;
+    let session = session::of_request(request.headers())?;
 
     let realtime = app.realtime.clone();
     let ticket = ModSockets::reserve(&realtime, &module.context().id, index).map_err(|e| {
-        let mut answer = closing(Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[]));
+        let mut answer = Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[]).closing();
         answer.headers.push((header::RETRY_AFTER, HeaderValue::from_static("5")));
         answer
     })?;
 
-    let headers = request
-        .headers()
-        .iter()
-        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
-        .collect();
-    let mod_request = ModRequest {
-        method: request.method().as_str().to_owned(),
-        url,
-        route: socket_route.clone(),
-        session: session.map(|s| s.as_str().to_owned()),
-        headers,
-        // An upgrade carries no body (RFC 6455 4.1: a GET); none is read.
-        body: Vec::new(),
-    };
-    let guard = match session {
-        Some(id) => Some(app.sessions.lock(id, app.config.session_lock_timeout).await.map_err(|e| {
-            closing(Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[("session", id.as_str())]))
-        })?),
-        None => None,
-    };
+    // An upgrade carries no body (RFC 6455 4.1: a GET); none is read.
+    let mod_request =
+        request::for_mod(request.method(), url, socket_route.clone(), session, request.headers(), Vec::new());
+    let guard = session::lock(app, session).await?;
     let chain = Chain::root(&module.context().id, Step::Socket(socket_route.clone()), session);
     let verdict = module.accept(ticket.id(), &mod_request, chain).await;
     drop(guard);
     match verdict {
-        Err(e) => Err(closing(answer::mod_failed(module.id(), &e))),
+        Err(e) => Err(answer::mod_failed(module.id(), &e)),
         Ok(AcceptVerdict::Refuse(response)) => {
-            let answer = answer::assemble(&generation.db, &module, response).unwrap_or_else(|bad| bad);
-            Err(closing(answer))
+            Err(answer::assemble(&generation.db, &module, response).unwrap_or_else(|bad| bad))
         }
         Ok(AcceptVerdict::Accept) => {
             let outbox = Outbox::new(socket::MAX_MESSAGE);
             ticket.open(generation.number, outbox.clone());
-            drop(generation);
             let timing =
                 socket::Timing { ping_idle: app.config.realtime.ping_idle, pong_wait: app.config.realtime.pong_wait };
             let stopping = realtime.stopping();
@@ -96,14 +90,6 @@ pub(super) async fn answer(
             }))
         }
     }
-}
-
-/// `answer` with `Connection: close`.
-fn closing(mut answer: Answer) -> Answer {
-    if !answer.headers.iter().any(|(name, _)| name == header::CONNECTION) {
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-    }
-    answer
 }
 
 /// What a mod's connection does with a message its client sent: `on-message`, one at a time (the

@@ -7,7 +7,7 @@
 //!   or waits for a push (`RealtimeLimits::poll_wait`, 15 s) and then answers a `ping` notification,
 //!   as SPT's server does: the messages as JSON text, one per line, uncompressed.
 
-use super::answer::{Answer, PartsBody};
+use super::answer::{Answer, Handled, PartsBody};
 use super::upgrade;
 use crate::app::App;
 use crate::realtime::socket;
@@ -24,38 +24,25 @@ const POLL: &str = "/notifierServer/get/";
 /// What a poll answers when nothing came: SPT's default notification.
 const PING: &str = r#"{"type":"ping","eventId":"ping"}"#;
 
-/// What the notifier answered.
-pub(super) enum Reply {
-    /// The `101` of an opened socket.
-    Switched(Response<PartsBody>),
-    /// An ordinary answer; `identity`: sent uncompressed.
-    Answer(Answer, bool),
-}
-
-/// Answers a request under [`PREFIX`]; `route` is set to the pattern it is counted under.
-pub(super) async fn answer(app: &App, request: Request<Incoming>, route: &mut String) -> Reply {
+/// Answers a request under [`PREFIX`], counted under the pattern of the path it asked for.
+pub(super) async fn answer(app: &App, request: Request<Incoming>) -> Handled {
     let path = request.uri().path().to_owned();
     if let Some(rest) = path.strip_prefix(SOCKET) {
-        *route = format!("{SOCKET}*");
+        let route = Some(format!("{SOCKET}*"));
         return match open_socket(app, request, rest) {
-            Ok(response) => Reply::Switched(response),
-            Err(answer) => Reply::Answer(answer, true),
+            Ok(response) => Handled::switched(response, route),
+            Err(answer) => Handled::identity(answer, route),
         };
     }
     if let Some(rest) = path.strip_prefix(POLL) {
-        *route = format!("{POLL}*");
-        return Reply::Answer(poll(app, rest).await, true);
+        return Handled::identity(poll(app, rest).await, Some(format!("{POLL}*")));
     }
-    *route = format!("{PREFIX}*");
-    Reply::Answer(Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &path)]), true)
+    Handled::identity(Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &path)]), Some(format!("{PREFIX}*")))
 }
 
 fn session_in_path(rest: &str) -> Result<SessionId, Answer> {
     SessionId::parse(rest).map_err(|_| {
-        let mut answer =
-            Answer::error(StatusCode::BAD_REQUEST, "the path must end with the session id: 24 hex digits", &[]);
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        answer
+        Answer::error(StatusCode::BAD_REQUEST, "the path must end with the session id: 24 hex digits", &[]).closing()
     })
 }
 
@@ -66,8 +53,7 @@ fn open_socket(app: &App, request: Request<Incoming>, rest: &str) -> Result<Resp
     let attached = realtime.hub.attach(session).map_err(|e| {
         let mut answer = Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[]);
         answer.headers.push((header::RETRY_AFTER, HeaderValue::from_static("5")));
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        answer
+        answer.closing()
     })?;
     let timing = socket::Timing { ping_idle: app.config.realtime.ping_idle, pong_wait: app.config.realtime.pong_wait };
     let stopping = realtime.stopping();

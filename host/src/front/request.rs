@@ -13,6 +13,8 @@
 
 use super::answer::Answer;
 use crate::app::App;
+use crate::sandbox::Request as ModRequest;
+use crate::session::SessionId;
 use bytes::BytesMut;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
@@ -44,6 +46,36 @@ pub(super) struct Body {
 /// upper bound on a zlib body's inflated size, charged before inflating and trimmed after.
 const DEFLATE_MAX_RATIO: usize = 1032;
 
+/// The request target a mod gets as `url`: the path and the query, as the client sent them.
+pub(super) fn target(request: &Request<Incoming>) -> String {
+    request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned())
+}
+
+/// The request a mod's export gets (`types.request`): the head's parts as the client sent them
+/// (header values that are not UTF-8 with the bad bytes replaced), the route that matched, the
+/// session, and the body (inflated).
+pub(super) fn for_mod(
+    method: &hyper::Method,
+    url: String,
+    route: String,
+    session: Option<SessionId>,
+    headers: &HeaderMap,
+    body: Vec<u8>,
+) -> ModRequest {
+    let headers = headers
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+        .collect();
+    ModRequest {
+        method: method.as_str().to_owned(),
+        url,
+        route,
+        session: session.map(|s| s.as_str().to_owned()),
+        headers,
+        body,
+    }
+}
+
 /// A header's value, when it is visible ASCII.
 pub(super) fn header_str(request: &Request<Incoming>, name: impl header::AsHeaderName) -> Option<&str> {
     request.headers().get(name).and_then(|v| v.to_str().ok())
@@ -54,9 +86,7 @@ pub(super) fn check_head(headers: &HeaderMap) -> Result<(), Answer> {
     let header_bytes: usize = headers.iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
     if header_bytes > MAX_HEADER_BYTES {
         let sentence = format!("the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}");
-        let mut answer = Answer::error(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, &sentence, &[]);
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        return Err(answer);
+        return Err(Answer::error(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, &sentence, &[]).closing());
     }
     Ok(())
 }
@@ -69,9 +99,7 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
     let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         // The body is never read, so the connection cannot be reused: what follows is body bytes.
-        let mut answer = too_large();
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        return Err(answer);
+        return Err(too_large().closing());
     }
     let (parts, body) = request.into_parts();
     let body_deadline = app.config.http.body;
@@ -90,9 +118,7 @@ pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper
         }
         Err(_) => {
             let sentence = format!("the request body did not arrive within {} ms", body_deadline.as_millis());
-            let mut answer = Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]);
-            answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-            return Err(answer);
+            return Err(Answer::error(StatusCode::REQUEST_TIMEOUT, &sentence, &[]).closing());
         }
     };
     if !wire::looks_like_zlib(&raw.bytes) {
@@ -161,8 +187,7 @@ impl Budget<'_> {
         );
         let mut answer = Answer::error(StatusCode::SERVICE_UNAVAILABLE, &sentence, &[]);
         answer.headers.push((header::RETRY_AFTER, HeaderValue::from_static("1")));
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        answer
+        answer.closing()
     }
 }
 

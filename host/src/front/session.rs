@@ -1,14 +1,40 @@
-//! Step 4 of a request's path: which session a request belongs to. `Cookie: PHPSESSID=<id>` first,
-//! else a `sessionid` header; present but not 24 hex digits (or not ASCII) is refused with 400 before
-//! any mod runs. The id ([`SessionId`]) and its lock are `crate::session`'s.
+//! Steps 4 and 7 of a request's path: which session a request belongs to ([`of_request`]), and its
+//! lock ([`lock`]), for every request a mod is called for (a route's `handle`, a socket route's
+//! `accept`).
+//!
+//! 4. `Cookie: PHPSESSID=<id>` first, else a `sessionid` header; present but not 24 hex digits (or
+//!    not ASCII) is refused with 400 before any mod runs.
+//! 7. The session's lock, waited for at most `session_lock_timeout` (503 naming the session after
+//!    it); held by the caller around the mod's call and dropped when it returns, before the answer
+//!    is written.
+//!
+//! The id ([`SessionId`]) and the locks are `crate::session`'s.
 
-use crate::session::{BadSessionId, SessionId};
-use hyper::header;
+use super::answer::Answer;
+use crate::app::App;
+use crate::session::{BadSessionId, SessionGuard, SessionId};
+use hyper::{StatusCode, header};
+
+/// Step 4: the request's session, from its headers ([`session_of`]); a malformed one is 400.
+pub(super) fn of_request(headers: &hyper::HeaderMap) -> Result<Option<SessionId>, Answer> {
+    session_of(headers).map_err(|e| Answer::error(StatusCode::BAD_REQUEST, &e.to_string(), &[]))
+}
+
+/// Step 7: `session`'s lock (none without a session), or the 503 that names the session when it
+/// stayed taken past the server's `session_lock_timeout`.
+pub(super) async fn lock(app: &App, session: Option<SessionId>) -> Result<Option<SessionGuard>, Answer> {
+    let Some(id) = session else { return Ok(None) };
+    app.sessions
+        .lock(id, app.config.session_lock_timeout)
+        .await
+        .map(Some)
+        .map_err(|e| Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[("session", id.as_str())]))
+}
 
 /// The session: `Cookie: PHPSESSID=<id>` first, else the `sessionid` header. A header that holds a
 /// session but is not visible ASCII is refused like any malformed id, never treated as absent (which
 /// would run the mod without the session's lock).
-pub(super) fn session_of(headers: &hyper::HeaderMap) -> Result<Option<SessionId>, BadSessionId> {
+fn session_of(headers: &hyper::HeaderMap) -> Result<Option<SessionId>, BadSessionId> {
     for cookie in headers.get_all(header::COOKIE) {
         match cookie.to_str() {
             Ok(text) => {

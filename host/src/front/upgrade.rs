@@ -40,11 +40,7 @@ pub(super) struct Handshake {
 
 /// Checks the handshake; `Err` is the 400 that names what is missing or wrong.
 pub(super) fn check(request: &Request<Incoming>) -> Result<Handshake, Answer> {
-    let refuse = |sentence: &str| {
-        let mut answer = Answer::error(StatusCode::BAD_REQUEST, sentence, &[]);
-        answer.headers.push((header::CONNECTION, HeaderValue::from_static("close")));
-        answer
-    };
+    let refuse = |sentence: &str| Answer::error(StatusCode::BAD_REQUEST, sentence, &[]).closing();
     let headers = request.headers();
     if request.method() != hyper::Method::GET || request.version() != hyper::Version::HTTP_11 {
         return Err(refuse("a websocket opens with GET over HTTP/1.1"));
