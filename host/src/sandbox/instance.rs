@@ -10,11 +10,8 @@
 //! tick and traps past the deadline. Instantiation (which runs the component's start code) has the
 //! call deadline too, on the clock as well as on the epoch.
 //!
-//! Quarantine is for a mod that is broken for everyone, so no client can reach it by choosing its
-//! input (the policy, and why: `docs/architecture.md`, "Quarantine"). Strikes count per cause over a
-//! window, only while no call of the mod has succeeded within it; what the request itself explains
-//! (a memory trap or a deadline on a large body), what the server's state explains (a full pool or
-//! budget) and the mod's own error values are never strikes.
+//! Each call's outcome is counted by the mod's [`Quarantine`] (`quarantine.rs`); what a failed call
+//! is, [`CallError`], is `call_error.rs`'s.
 
 use super::bindings::full::exports::modhost::plugin::guest::{
     Declarations as WitDeclarations, Event, Guest, GuestIndices, Invocation, Phase as WitPhase, ResponseEdit, Verdict,
@@ -25,115 +22,19 @@ use super::bindings::full::exports::modhost::plugin::realtime::{
 };
 use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
+use super::call_error::{Busy, CallError, MAX_REASON, describe_mod_error, instantiation_failed, panic_lines};
 use super::logcap;
 use super::peers::Chain;
+use super::quarantine::Quarantine;
 use super::state::{CallState, Limiter, ModContext};
 use crate::config::Limits;
 use crate::perf::{Phase, Trace};
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
-
-/// Why a call into a mod did not produce an answer.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CallError {
-    /// The mod returned its own error value; `status` is the HTTP status its kind maps to (`invalid`
-    /// 400, `not-found` 404, `denied` 403, `conflict` 409, `too-large` 413, anything else 500).
-    /// `reason` is the mod's own words, without the kind (what a calling mod gets back, with the kind
-    /// kept as the kind).
-    #[error("the mod returned an error: {message}")]
-    Mod { status: u16, message: String, reason: String },
-    /// The call ran past its deadline and was stopped.
-    #[error("the mod ran past its deadline of {} ms and was stopped", .0.as_millis())]
-    Deadline(Duration),
-    /// The guest trapped (a panic, a memory cap, an out-of-bounds access…). `reason` is one line;
-    /// the whole text, with the wasm backtrace, went to the log and to `ModContext::last_trap`.
-    #[error("the mod trapped: {reason}{}", stderr_suffix(.stderr))]
-    Trap {
-        reason: String,
-        stderr: String,
-        /// It trapped growing its memory past its cap.
-        memory: bool,
-    },
-    /// The instance could not be created (its start code trapped or ran out its deadline).
-    #[error("the mod could not be instantiated: {0}")]
-    Instantiate(String),
-    /// The server had no room for the call: a slot, the pool, or the memory budget stayed full.
-    #[error("{0}")]
-    Busy(Busy),
-    /// The mod failed too many calls and is stopped until it is loaded again.
-    #[error("the mod is quarantined: {0}")]
-    Quarantined(String),
-}
-
-/// What the server had no room for (each a 503, never a strike: it is the server's state).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Busy {
-    /// Every instance slot (the mod's share or the pool's) stayed taken for the whole wait.
-    #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
-    Slots(Duration),
-    /// The pooling allocator had no room of a kind (memories, tables, core instances).
-    #[error("the instance pool is full: {0}")]
-    Pool(String),
-    /// The server-wide memory budget stayed full.
-    #[error("{0}")]
-    Memory(super::budget::BudgetFull),
-    /// The call waited for the memory budget and then ran out its deadline.
-    #[error("the call waited for the server's guest memory budget and then ran out its deadline of {} ms", .0.as_millis())]
-    MemoryThenDeadline(Duration),
-}
-
-/// A strike's cause: each counts on its own, so one kind of failure never adds to another's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cause {
-    Trap,
-    Memory,
-    Deadline,
-    Instantiate,
-}
-
-impl Cause {
-    const ALL: usize = 4;
-
-    fn name(self) -> &'static str {
-        match self {
-            Cause::Trap => "traps",
-            Cause::Memory => "memory traps",
-            Cause::Deadline => "deadlines",
-            Cause::Instantiate => "failed instantiations",
-        }
-    }
-}
-
-/// A body this large (against the mod's memory cap) explains a memory trap or a deadline by itself:
-/// 1/256 of the cap, 512 KiB at 128 MiB. Parsing JSON into values takes 16-64 bytes per input byte,
-/// so a body under this cannot fill the cap by size alone.
-const LARGE_BODY_SHARE: usize = 256;
-
-impl CallError {
-    /// Whether this failure is a strike toward quarantine, and of which cause. `body` is the request
-    /// body's length (0 for `routes` and `init`), `memory_cap` the mod's memory cap.
-    fn strike(&self, body: usize, memory_cap: usize) -> Option<Cause> {
-        let large = body >= memory_cap / LARGE_BODY_SHARE;
-        match self {
-            // The request's size explains these: its failure, not the mod's.
-            CallError::Trap { memory: true, .. } | CallError::Deadline(_) if large => None,
-            CallError::Trap { memory: true, .. } => Some(Cause::Memory),
-            CallError::Trap { .. } => Some(Cause::Trap),
-            CallError::Deadline(_) => Some(Cause::Deadline),
-            CallError::Instantiate(_) => Some(Cause::Instantiate),
-            CallError::Mod { .. } | CallError::Busy(_) | CallError::Quarantined(_) => None,
-        }
-    }
-}
-
-fn stderr_suffix(stderr: &str) -> String {
-    if stderr.is_empty() { String::new() } else { format!(" (its output ended: {stderr})") }
-}
 
 /// A mod ready to run.
 pub struct LoadedMod {
@@ -161,24 +62,14 @@ pub struct LoadedMod {
     /// This mod's own share of the slots (`mod_instances`), taken first: a mod whose calls hang fills
     /// its share, never the whole pool.
     own_slots: Arc<Semaphore>,
-    /// Recent strikes per cause (at most `quarantine_after` each), and why the mod is quarantined
-    /// once one cause has `quarantine_after` of them within the window.
-    strikes: Mutex<[VecDeque<Instant>; Cause::ALL]>,
-    /// When a call last succeeded (or returned the mod's own error value), in ms since `born` plus
-    /// one; 0: never. An atomic, so the success path takes no lock.
-    last_success: AtomicU64,
-    born: Instant,
+    /// Its strikes toward quarantine, and why it is quarantined once it is.
+    quarantine: Quarantine,
     /// Its share of the server-wide memory budget and its counters there (none without limits).
     memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
-    quarantine: Mutex<Option<String>>,
     /// Its artifact's file name in the compile cache, which the cache keeps while it is loaded.
     pub(crate) artifact: Option<String>,
-    /// Whether `quarantine` is set: every request asks, and an atomic load answers without the lock.
-    is_quarantined: AtomicBool,
 }
 
-/// The longest reason (a mod's error message, a trap's one line) that reaches the client and the log.
-const MAX_REASON: usize = 512;
 /// Lines of a trap's whole text (its wasm backtrace) logged.
 const MAX_TRAP_LOG_LINES: usize = 64;
 
@@ -229,6 +120,7 @@ impl LoadedMod {
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
         let realtime = RealtimeIndices::new(&pre).ok();
+        let quarantine = Quarantine::new(limits.quarantine_after, limits.quarantine_window);
         Ok(LoadedMod {
             cx,
             pre,
@@ -242,13 +134,9 @@ impl LoadedMod {
             idle: Mutex::new(Vec::new()),
             slots,
             own_slots,
-            strikes: Mutex::default(),
-            last_success: AtomicU64::new(0),
-            born: Instant::now(),
+            quarantine,
             memory,
-            quarantine: Mutex::new(None),
             artifact: None,
-            is_quarantined: AtomicBool::new(false),
         })
     }
 
@@ -296,52 +184,12 @@ impl LoadedMod {
 
     /// Why the mod is quarantined, if it is.
     pub fn quarantined(&self) -> Option<String> {
-        if !self.is_quarantined.load(Ordering::Acquire) {
-            return None;
-        }
-        self.quarantine.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.quarantine.reason()
     }
 
     /// Counts a call's outcome toward quarantine (`body`: the request body's length).
     fn tally<R>(&self, result: &Result<R, CallError>, body: usize) {
-        let error = match result {
-            Ok(_) | Err(CallError::Mod { .. }) => {
-                let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
-                self.last_success.store(ms + 1, Ordering::Relaxed);
-                return;
-            }
-            Err(error) => error,
-        };
-        let Some(cause) = error.strike(body, self.limits.memory_bytes) else { return };
-        let (now, window) = (Instant::now(), self.limits.quarantine_window);
-        let last_success = match self.last_success.load(Ordering::Relaxed) {
-            0 => None,
-            ms => Some(self.born + Duration::from_millis(ms - 1)),
-        };
-        // A mod that answered a call within the window works: a trap or a deadline now comes from
-        // this request's input, which a client chooses. Instantiation takes no input: always a strike.
-        if cause != Cause::Instantiate && last_success.is_some_and(|t| now.duration_since(t) < window) {
-            return;
-        }
-        let limit = self.limits.quarantine_after as usize;
-        let mut strikes = self.strikes.lock().unwrap_or_else(PoisonError::into_inner);
-        let recent = &mut strikes[cause as usize];
-        recent.retain(|t| now.duration_since(*t) < window && last_success.is_none_or(|s| *t > s));
-        recent.push_back(now);
-        while recent.len() > limit.max(1) {
-            recent.pop_front();
-        }
-        if limit > 0 && recent.len() >= limit {
-            let reason = format!(
-                "{limit} calls in a row failed ({} within {} s, none succeeding); the last: {error}",
-                cause.name(),
-                window.as_secs()
-            );
-            drop(strikes);
-            tracing::error!("mod {} quarantined until it is loaded again: {reason}", self.cx.id);
-            *self.quarantine.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
-            self.is_quarantined.store(true, Ordering::Release);
-        }
+        self.quarantine.tally(&self.cx.id, result, body, self.limits.memory_bytes);
     }
 
     /// The mod's id.
@@ -719,22 +567,6 @@ impl LoadedMod {
     }
 }
 
-/// Why an instantiation failed: a pool or budget with no room is the server's state (503, no
-/// strike); anything else is the component's own (its start code trapped or ran out its deadline).
-fn instantiation_failed(error: &wasmtime::Error, limiter: &Limiter, deadline: Duration) -> CallError {
-    if let Some(full) = &limiter.budget_full {
-        return CallError::Busy(Busy::Memory(full.clone()));
-    }
-    if let Some(pool) = error.chain().find_map(|e| e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()) {
-        return CallError::Busy(Busy::Pool(pool.to_string()));
-    }
-    if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
-        return CallError::Instantiate(format!("its start code ran past the deadline of {} ms", deadline.as_millis()));
-    }
-    let root = error.root_cause().to_string();
-    CallError::Instantiate(logcap::clean(root.lines().next().unwrap_or("it failed"), MAX_REASON))
-}
-
 /// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
 ///
 /// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
@@ -789,34 +621,4 @@ fn convert_realtime(declared: WitRealtime) -> modhost_mods::RealtimeDeclarations
             .map(|t| modhost_mods::Periodic { name: t.name, every_s: t.every_s })
             .collect(),
     }
-}
-
-/// A mod's error value, with the HTTP status its kind means: the mod's own words about the request
-/// (bad input, nothing there, not allowed) reach the client as a 4xx, not as a server failure.
-fn describe_mod_error(e: &super::bindings::Error) -> CallError {
-    use super::bindings::modhost::plugin::types::Error::*;
-    let (status, kind, reason) = match e {
-        NotFound(m) => (404, "not found: ", m),
-        Invalid(m) => (400, "invalid: ", m),
-        WrongKind(m) => (500, "wrong kind: ", m),
-        Unreadable(m) => (500, "unreadable: ", m),
-        TooLarge(m) => (413, "too large: ", m),
-        Denied(m) => (403, "denied: ", m),
-        Conflict(m) => (409, "conflict: ", m),
-        Io(m) => (500, "i/o: ", m),
-        Failed(m) => (500, "", m),
-    };
-    // The message reaches the log and the client: one line, cut.
-    let reason = logcap::clean(reason, MAX_REASON);
-    CallError::Mod { status, message: format!("{kind}{reason}"), reason }
-}
-
-/// The lines of a trapped call's stdout/stderr that say why, as one line: a Rust panic prints
-/// `panicked at <place>:` and its message, then a note on backtraces, which is dropped.
-fn panic_lines(output: &[u8]) -> String {
-    let tail_start = output.len().saturating_sub(1024);
-    let tail = String::from_utf8_lossy(&output[tail_start..]);
-    let lines: Vec<&str> = tail.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("note: ")).collect();
-    let last = lines[lines.len().saturating_sub(3)..].join(" ");
-    logcap::clean(&last, MAX_REASON)
 }

@@ -16,6 +16,7 @@
 
 mod bindings;
 mod budget;
+mod call_error;
 mod command;
 mod compile;
 mod config;
@@ -28,6 +29,7 @@ mod mods;
 mod output;
 mod peers;
 mod push;
+mod quarantine;
 mod sockets;
 mod state;
 mod store;
@@ -37,9 +39,9 @@ pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
 pub(crate) use bindings::full::exports::modhost::plugin::realtime::{AcceptVerdict, Fired, Message as SocketMessage};
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
 pub(crate) use budget::{MemoryBudget, ModUsage};
+pub(crate) use call_error::CallError;
 pub use command::CommandExit;
 pub use compile::CompileSource;
-pub(crate) use instance::CallError;
 pub use instance::LoadedMod;
 pub use state::ModContext;
 
@@ -80,19 +82,22 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile).
+    /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile);
+    /// `store` is the server's, which the timers are kept in.
     pub(crate) fn new(
         limits: Limits,
         cache_dir: Option<PathBuf>,
         realtime: crate::realtime::RealtimeLimits,
+        store: Arc<modhost_store::Store>,
     ) -> anyhow::Result<Runtime> {
-        Ok(Self::build(limits, cache_dir, realtime)?)
+        Ok(Self::build(limits, cache_dir, realtime, store)?)
     }
 
     fn build(
         limits: Limits,
         cache_dir: Option<PathBuf>,
         realtime: crate::realtime::RealtimeLimits,
+        store: Arc<modhost_store::Store>,
     ) -> wasmtime::Result<Runtime> {
         let engine = engine::build(&limits).context("configuring the wasm engine")?;
         let mut linker = Linker::new(&engine);
@@ -108,7 +113,7 @@ impl Runtime {
             Arc::new(MemoryBudget::new(bytes, limits.memory_bytes, limits.memory_wait))
         });
         let sessions = Arc::default();
-        let realtime = Arc::new(crate::realtime::Realtime::new(realtime));
+        let realtime = Arc::new(crate::realtime::Realtime::new(realtime, store));
         Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, sessions, realtime, _ticker: ticker })
     }
 
