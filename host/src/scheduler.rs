@@ -3,6 +3,8 @@
 //!
 //! Key type: [`Scheduler`], started by `Server::run` once the first generation serves and stopped
 //! (and awaited) when the server stops, before the store is released: every firing holds the `App`.
+//! It reads and writes the store only through `realtime::timers`, which holds the server's store
+//! handle (the mods' `schedule` and `cancel` go through the same one).
 //!
 //! A firing looks its mod up in the generation serving at that moment, so after a reload it runs the
 //! new generation's mod; a mod that is no longer loaded (or is quarantined) has its one-shots parked,
@@ -51,7 +53,7 @@ impl Scheduler {
 
 async fn run(app: Arc<App>, mut stopping: tokio::sync::watch::Receiver<bool>) {
     let timers = &app.realtime.timers;
-    if let Err(e) = timers.load_stored(&app.store).await {
+    if let Err(e) = timers.load_stored().await {
         tracing::warn!(
             "timers: reading the stored one-shot timers: {e}; those not read fire once their mod schedules or cancels one"
         );
@@ -105,28 +107,30 @@ async fn sync(app: &App) {
             (m.id().to_owned(), periodic)
         })
         .collect();
-    app.realtime.timers.sync(&app.store, &serving).await;
+    app.realtime.timers.sync(&serving).await;
 }
 
 async fn fire(app: Arc<App>, due: Due) {
     let outcome = run_one(&app, &due).await;
-    app.realtime.timers.finish(&app.store, &due, outcome).await;
+    app.realtime.timers.finish(&due, outcome).await;
 }
 
 /// Runs one timer; the session lock it took is released when this returns.
 async fn run_one(app: &App, due: &Due) -> Outcome {
     let generation = app.generation();
-    let Some(module) = generation.mods.iter().find(|m| m.id() == due.module).cloned() else { return Outcome::Park };
+    let Some(module) = generation.mods.iter().find(|m| m.id() == due.timer.module).cloned() else {
+        return Outcome::Park;
+    };
     drop(generation);
     if module.quarantined().is_some() {
         return Outcome::Park;
     }
-    let (name, id, session, payload) = match &due.kind {
-        Kind::Once(id) => match app.realtime.timers.record(&app.store, due, id).await {
+    let (name, id, session, payload) = match &due.timer.kind {
+        Kind::Once(id) => match app.realtime.timers.record(due, id).await {
             Ok(Some(record)) => (record.name, Some(id.clone()), record.session, record.payload),
             Ok(None) => return Outcome::Gone,
             Err(e) => {
-                tracing::warn!("mod {}: timer {id}: {e}", due.module);
+                tracing::warn!("mod {}: timer {id}: {e}", due.timer.module);
                 return e.outcome();
             }
         },
@@ -136,7 +140,7 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
         None => None,
         Some(Ok(id)) => Some(id),
         Some(Err(e)) => {
-            tracing::warn!("mod {}: timer {name}: its stored session: {e}", due.module);
+            tracing::warn!("mod {}: timer {name}: its stored session: {e}", due.timer.module);
             return Outcome::Failed;
         }
     };
@@ -147,7 +151,7 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
             Err(e) => {
                 tracing::warn!(
                     "mod {}: timer {name} for session {}: {e} within {} ms; tried again in {} ms",
-                    due.module,
+                    due.timer.module,
                     id.as_str(),
                     app.config.session_lock_timeout.as_millis(),
                     crate::realtime::timers::RETRY_AFTER.as_millis()
@@ -162,12 +166,12 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
     match module.on_timer(&fired, chain).await {
         Ok(()) => Outcome::Done,
         Err(CallError::Busy(e)) => {
-            tracing::warn!("mod {}: timer {name} could not run: {e}; tried again shortly", due.module);
+            tracing::warn!("mod {}: timer {name} could not run: {e}; tried again shortly", due.timer.module);
             Outcome::Retry
         }
         Err(CallError::Quarantined(_)) => Outcome::Park,
         Err(e) => {
-            tracing::warn!("mod {}: timer {name} failed: {e}", due.module);
+            tracing::warn!("mod {}: timer {name} failed: {e}", due.timer.module);
             Outcome::Failed
         }
     }

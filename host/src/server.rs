@@ -66,7 +66,12 @@ impl Server {
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
         tracing::info!("listening on {}", listener.local_addr()?);
         let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait, max_connections);
-        let runtime = Arc::new(Runtime::new(config.limits.clone(), Some(root.join("cache")), config.realtime.clone())?);
+        let runtime = Arc::new(Runtime::new(
+            config.limits.clone(),
+            Some(root.join("cache")),
+            config.realtime.clone(),
+            store.clone(),
+        )?);
 
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
         if config.strict && !first.report.failed.is_empty() {

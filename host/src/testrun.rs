@@ -44,13 +44,14 @@ pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline
     let db = Db::from_text(modhost_gamedb::database(DB_ITEMS).to_string()).context("loading the generated db")?;
     let scratch = tempfile::tempdir().context("creating a scratch store directory")?;
     let store = Store::open(scratch.path(), false).context("opening the scratch store")?;
-    let mut cx = ModContext::new(&id, Arc::new(db), Arc::new(store), grants);
+    let store = Arc::new(store);
+    let mut cx = ModContext::new(&id, Arc::new(db), store.clone(), grants);
     cx.config = Arc::new(config);
     let cx = Arc::new(cx);
 
     // One instance for the whole run, with room for a test harness: more memory than a request gets.
     let limits = Limits { memory_bytes: 512 << 20, max_instances: 2, mod_instances: 1, ..Limits::default() };
-    let runtime = Runtime::new(limits, None, crate::realtime::RealtimeLimits::default())?;
+    let runtime = Runtime::new(limits, None, crate::realtime::RealtimeLimits::default(), store)?;
     // The program name first, as a shell would pass it; libtest skips it.
     let argv: Vec<String> = std::iter::once(wasm.display().to_string()).chain(args.iter().cloned()).collect();
     // The host's environment is not passed, with one exception: libtest captures each test's output

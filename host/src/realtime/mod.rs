@@ -18,7 +18,7 @@ pub(crate) mod modsock;
 pub(crate) mod socket;
 pub(crate) mod timers;
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The bounds of the realtime parts (tests shorten the times).
@@ -76,11 +76,12 @@ pub(crate) struct Realtime {
 }
 
 impl Realtime {
-    pub(crate) fn new(limits: RealtimeLimits) -> Realtime {
+    /// The server's realtime parts; its timers are kept in `store` (the server's).
+    pub(crate) fn new(limits: RealtimeLimits, store: Arc<modhost_store::Store>) -> Realtime {
         Realtime {
             hub: hub::Hub::new(limits.clone()),
             sockets: modsock::ModSockets::new(&limits),
-            timers: timers::Timers::new(),
+            timers: timers::Timers::new(store),
             stop: tokio::sync::watch::channel(false).0,
             tasks: Mutex::new(tokio::task::JoinSet::new()),
         }

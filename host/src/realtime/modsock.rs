@@ -250,9 +250,12 @@ impl Drop for Ticket {
 mod tests {
     use super::*;
 
-    fn realtime(per_mod: usize, total: usize) -> Arc<super::super::Realtime> {
+    /// The realtime parts, their (unused) store in the directory returned with them.
+    fn realtime(per_mod: usize, total: usize) -> (Arc<super::super::Realtime>, tempfile::TempDir) {
         let limits = RealtimeLimits { mod_sockets_per_mod: per_mod, max_sockets: total, ..RealtimeLimits::default() };
-        Arc::new(super::super::Realtime::new(limits))
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(modhost_store::Store::open(dir.path(), false).unwrap());
+        (Arc::new(super::super::Realtime::new(limits, store)), dir)
     }
 
     #[test]
@@ -261,14 +264,14 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{a}");
         assert_ne!(a, b);
-        let rt = realtime(4, 8);
+        let (rt, _store) = realtime(4, 8);
         let ticket = ModSockets::reserve(&rt, &"m".into(), 3).unwrap();
         assert!(ticket.id().starts_with("3-") && ticket.id().len() == 34, "{}", ticket.id());
     }
 
     #[test]
     fn a_connection_is_only_its_mods() {
-        let rt = realtime(4, 8);
+        let (rt, _store) = realtime(4, 8);
         let owner: Arc<str> = "a".into();
         let ticket = ModSockets::reserve(&rt, &owner, 0).unwrap();
         let outbox = Outbox::new(socket::MAX_MESSAGE);
@@ -292,7 +295,7 @@ mod tests {
 
     #[test]
     fn the_caps_count_until_the_ticket_drops() {
-        let rt = realtime(2, 3);
+        let (rt, _store) = realtime(2, 3);
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
         let t1 = ModSockets::reserve(&rt, &a, 0).unwrap();
         let _t2 = ModSockets::reserve(&rt, &a, 0).unwrap();
@@ -306,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_closes_1008_and_a_message_over_the_cap_is_refused() {
-        let rt = realtime(4, 8);
+        let (rt, _store) = realtime(4, 8);
         let owner: Arc<str> = "a".into();
         let ticket = ModSockets::reserve(&rt, &owner, 0).unwrap();
         let outbox = Outbox::new(socket::MAX_MESSAGE);
@@ -323,7 +326,7 @@ mod tests {
 
     #[test]
     fn a_reload_closes_older_connections_with_1012() {
-        let rt = realtime(4, 8);
+        let (rt, _store) = realtime(4, 8);
         let owner: Arc<str> = "a".into();
         let old = ModSockets::reserve(&rt, &owner, 0).unwrap();
         let old_box = Outbox::new(64);

@@ -2,10 +2,18 @@
 //! (`declare-realtime`), with their due times in the store so a timer survives a restart and one that
 //! came due while the server was off fires once at the next start.
 //!
-//! Key types: [`Timers`] (the due-time ordered set, the per-mod bounds and counters), [`Due`] (a timer
-//! taken to fire) and [`Outcome`] (what its firing did). This is the engine: it knows the store, not
-//! the mods. The task that sleeps until the next due time and runs each timer in the serving
-//! generation is `crate::scheduler` (it needs the `App` and the sandbox, which import this module).
+//! Key types: [`Timers`] (the queue, the per-mod bounds and counters, and the store handle it keeps
+//! them in), [`TimerId`] (which timer), [`Due`] (a timer taken to fire) and [`Outcome`] (what its
+//! firing did). This is the engine: it knows the store, not the mods. The task that sleeps until the
+//! next due time and runs each timer in the serving generation is `crate::scheduler` (it needs the
+//! `App` and the sandbox, which import this module).
+//!
+//! # In memory
+//! The queue is a map keyed by `(at, timer)`: `at` the ms the timer is queued for (its due time, or a
+//! retry's), `timer` its [`TimerId`]. Ordered by that key, the first entry is the next to fire, two
+//! timers queued for the same ms are two entries in id order, and moving or cancelling a timer
+//! removes the key its mod's entry says it is queued under (`Place::Queued`, `Every::at_ms`). The
+//! value is the timer's due time, which `late-ms` counts from (a retry keeps it).
 //!
 //! # In the store
 //! Each mod's timers live in the namespace `timers.<mod id>`. A mod id is `[a-z0-9_-]` (no dot,
@@ -30,7 +38,7 @@
 
 use crate::session::SessionId;
 use modhost_store::{Store, StoreError};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -130,12 +138,29 @@ impl RecordError {
     }
 }
 
-/// A timer taken from the queue to fire.
+/// Which timer: its mod, and its one-shot's id or its periodic timer's name. With the time it is
+/// queued for, its key in the queue.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Due {
+pub(crate) struct TimerId {
     /// The mod it belongs to.
     pub(crate) module: String,
     pub(crate) kind: Kind,
+}
+
+impl TimerId {
+    fn once(module: &str, id: &str) -> TimerId {
+        TimerId { module: module.to_owned(), kind: Kind::Once(id.to_owned()) }
+    }
+
+    fn every(module: &str, name: &str) -> TimerId {
+        TimerId { module: module.to_owned(), kind: Kind::Every(name.to_owned()) }
+    }
+}
+
+/// A timer taken from the queue to fire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Due {
+    pub(crate) timer: TimerId,
     /// When it was due (ms since the epoch): a retried one keeps its first due time.
     pub(crate) due_ms: u64,
 }
@@ -211,9 +236,37 @@ struct ModTimers {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Every queued timer, by due time: the scheduler sleeps until the first.
-    queue: BTreeSet<(u64, Due)>,
+    queue: Queue,
     mods: HashMap<String, ModTimers>,
+}
+
+/// Every queued timer, keyed by `(at, timer)`: `at` the ms it is queued for. The value is its due
+/// time (a retry's `at` is later). The scheduler sleeps until the first key's `at`.
+#[derive(Debug, Default)]
+struct Queue(BTreeMap<(u64, TimerId), u64>);
+
+impl Queue {
+    /// Queues `timer` for `at`, due at `due_ms`.
+    fn insert(&mut self, at: u64, timer: TimerId, due_ms: u64) {
+        self.0.insert((at, timer), due_ms);
+    }
+
+    /// Takes `timer`, queued for `at`, out of the queue.
+    fn remove(&mut self, at: u64, timer: TimerId) {
+        self.0.remove(&(at, timer));
+    }
+
+    /// When the first queued timer is queued for.
+    fn first_at(&self) -> Option<u64> {
+        self.0.first_key_value().map(|((at, _), _)| *at)
+    }
+
+    /// The first queued timer, taken out, when it is queued for `now` or before.
+    fn pop_due(&mut self, now: u64) -> Option<Due> {
+        let first = self.0.first_entry().filter(|entry| entry.key().0 <= now)?;
+        let ((_, timer), due_ms) = first.remove_entry();
+        Some(Due { timer, due_ms })
+    }
 }
 
 /// What `/modhost/mods` shows of one mod's timers.
@@ -227,8 +280,11 @@ pub(crate) struct ModTimerView {
 }
 
 /// The server's timers (one set shared by every generation).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Timers {
+    /// The store the timers are kept in (the server's), the one handle every store call here goes
+    /// through.
+    store: Arc<Store>,
     /// A std mutex, held only to read or change the maps, never across an await or a store call.
     state: Mutex<State>,
     /// Wakes the scheduler: a timer was queued that may be due sooner than the one it sleeps for,
@@ -244,24 +300,32 @@ fn store_error(e: StoreError) -> String {
     e.to_string()
 }
 
-/// Runs a store call on the blocking pool (SQLite blocks, and the caller is an async worker).
-async fn blocking<R: Send + 'static>(
-    store: &Arc<Store>,
-    f: impl FnOnce(&Store) -> Result<R, StoreError> + Send + 'static,
-) -> Result<R, StoreError> {
-    let store = store.clone();
-    match tokio::task::spawn_blocking(move || f(&store)).await {
-        Ok(result) => result,
-        Err(e) => Err(StoreError::Io { op: "timers", key: String::new(), reason: e.to_string() }),
-    }
-}
-
 impl Timers {
-    pub(crate) fn new() -> Timers {
+    /// The timers kept in `store`.
+    pub(crate) fn new(store: Arc<Store>) -> Timers {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        // Ids are unique by their due time's ms and this counter; a random start keeps two runs
-        // within one ms apart in practice, and an id already stored is never taken (below).
-        Timers { next_id: AtomicU64::new(u64::from(nanos) ^ u64::from(std::process::id())), ..Timers::default() }
+        Timers {
+            store,
+            state: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            reloaded: AtomicBool::new(false),
+            // Ids are unique by their due time's ms and this counter; a random start keeps two runs
+            // within one ms apart in practice, and an id already stored is never taken (below).
+            next_id: AtomicU64::new(u64::from(nanos) ^ u64::from(std::process::id())),
+        }
+    }
+
+    /// Runs a call on the store on the blocking pool (SQLite blocks, and the caller is an async
+    /// worker).
+    async fn blocking<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result,
+            Err(e) => Err(StoreError::Io { op: "timers", key: String::new(), reason: e.to_string() }),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -280,12 +344,12 @@ impl Timers {
     }
 
     /// Reads `module`'s stored one-shots into the queue, once.
-    async fn ensure_loaded(&self, store: &Arc<Store>, module: &str) -> Result<(), StoreError> {
+    async fn ensure_loaded(&self, module: &str) -> Result<(), StoreError> {
         if self.state().mods.get(module).is_some_and(|m| m.loaded) {
             return Ok(());
         }
         let ns = namespace(module);
-        let keys = blocking(store, move |s| s.list(&ns, "o.")).await?;
+        let keys = self.blocking(move |s| s.list(&ns, "o.")).await?;
         let mut state = self.state();
         let State { queue, mods } = &mut *state;
         let timers = mods.entry(module.to_owned()).or_default();
@@ -300,7 +364,7 @@ impl Timers {
             };
             // `schedule` may have queued it already (between the list and here): keep that one.
             timers.once.entry(id.to_owned()).or_insert_with(|| {
-                queue.insert((due_ms, Due { module: module.to_owned(), kind: Kind::Once(id.to_owned()), due_ms }));
+                queue.insert(due_ms, TimerId::once(module, id), due_ms);
                 Once { due_ms, place: Place::Queued(due_ms) }
             });
         }
@@ -310,11 +374,11 @@ impl Timers {
 
     /// Reads every mod's stored one-shots (at the scheduler's start), whether it is loaded or not: a
     /// mod that is not serving has its timers parked at their due time until it is.
-    pub(crate) async fn load_stored(&self, store: &Arc<Store>) -> Result<(), StoreError> {
-        let namespaces = blocking(store, |s| s.namespaces()).await?;
+    pub(crate) async fn load_stored(&self) -> Result<(), StoreError> {
+        let namespaces = self.blocking(|s| s.namespaces()).await?;
         for ns in namespaces {
             if let Some(module) = ns.strip_prefix(NAMESPACE_PREFIX) {
-                self.ensure_loaded(store, module).await?;
+                self.ensure_loaded(module).await?;
             }
         }
         Ok(())
@@ -324,7 +388,6 @@ impl Timers {
     /// record is committed.
     pub(crate) async fn schedule(
         &self,
-        store: &Arc<Store>,
         module: &str,
         name: String,
         delay_ms: u64,
@@ -344,7 +407,7 @@ impl Timers {
         if delay_ms > MAX_DELAY_MS {
             return Err(ScheduleError::Delay(delay_ms));
         }
-        self.ensure_loaded(store, module).await.map_err(|e| ScheduleError::Io(store_error(e)))?;
+        self.ensure_loaded(module).await.map_err(|e| ScheduleError::Io(store_error(e)))?;
         let due_ms = now_ms().saturating_add(delay_ms);
         let id = {
             let mut state = self.state();
@@ -365,7 +428,7 @@ impl Timers {
         let written = match record.encode() {
             Ok(bytes) => {
                 let (ns, key) = (namespace(module), format!("o.{id}"));
-                blocking(store, move |s| s.set(&ns, &key, &bytes)).await.map_err(|e| match e {
+                self.blocking(move |s| s.set(&ns, &key, &bytes)).await.map_err(|e| match e {
                     StoreError::Quota { .. } => ScheduleError::Quota(e.to_string()),
                     e => ScheduleError::Io(e.to_string()),
                 })
@@ -378,7 +441,7 @@ impl Timers {
         timers.reserved = timers.reserved.saturating_sub(1);
         written?;
         timers.once.insert(id.clone(), Once { due_ms, place: Place::Queued(due_ms) });
-        queue.insert((due_ms, Due { module: module.to_owned(), kind: Kind::Once(id.clone()), due_ms }));
+        queue.insert(due_ms, TimerId::once(module, &id), due_ms);
         drop(state);
         self.wake.notify_one();
         Ok(id)
@@ -386,12 +449,12 @@ impl Timers {
 
     /// Cancels `module`'s one-shot `id`; answers whether it was pending. A timer already firing is
     /// not stopped, but its record is gone, so it is not fired again after a restart.
-    pub(crate) async fn cancel(&self, store: &Arc<Store>, module: &str, id: &str) -> Result<bool, String> {
+    pub(crate) async fn cancel(&self, module: &str, id: &str) -> Result<bool, String> {
         // An id this module never answered names nothing (and may not even be a valid key).
         if due_of_id(id).is_none() {
             return Ok(false);
         }
-        self.ensure_loaded(store, module).await.map_err(store_error)?;
+        self.ensure_loaded(module).await.map_err(store_error)?;
         let in_memory = {
             let mut state = self.state();
             let State { queue, mods } = &mut *state;
@@ -399,9 +462,7 @@ impl Timers {
             match timers.once.remove(id) {
                 Some(once) => {
                     if let Place::Queued(at) = once.place {
-                        let due =
-                            Due { module: module.to_owned(), kind: Kind::Once(id.to_owned()), due_ms: once.due_ms };
-                        queue.remove(&(at, due));
+                        queue.remove(at, TimerId::once(module, id));
                     }
                     true
                 }
@@ -409,7 +470,7 @@ impl Timers {
             }
         };
         let (ns, key) = (namespace(module), format!("o.{id}"));
-        let stored = blocking(store, move |s| s.delete(&ns, &key)).await.map_err(store_error)?;
+        let stored = self.blocking(move |s| s.delete(&ns, &key)).await.map_err(store_error)?;
         Ok(in_memory || stored)
     }
 
@@ -417,7 +478,7 @@ impl Timers {
     /// its declared periodic timers), and queues the parked one-shots of the mods that serve again. A
     /// timer new to the queue starts from its stored next due time (past it: due now, late), or, never
     /// seen, one period from now (stored at once, so a restart before its first firing keeps it).
-    pub(crate) async fn sync(&self, store: &Arc<Store>, serving: &[(String, Vec<(String, u32)>)]) {
+    pub(crate) async fn sync(&self, serving: &[(String, Vec<(String, u32)>)]) {
         let now = now_ms();
         // Which periodic timers are new: read their stored due times outside the lock.
         let new: Vec<(String, String, u32)> = {
@@ -432,7 +493,7 @@ impl Timers {
         let mut starts = Vec::with_capacity(new.len());
         for (module, name, every_s) in new {
             let (ns, key) = (namespace(&module), format!("p.{name}"));
-            let stored = blocking(store, move |s| s.get(&ns, &key)).await;
+            let stored = self.blocking(move |s| s.get(&ns, &key)).await;
             let due_ms = match stored {
                 Ok(Some(text)) => std::str::from_utf8(&text).ok().and_then(|t| t.trim().parse::<u64>().ok()),
                 Ok(None) => None,
@@ -445,7 +506,7 @@ impl Timers {
                 Some(due) => due,
                 None => {
                     let due = now.saturating_add(u64::from(every_s) * 1000);
-                    self.store_next(store, &module, &name, due).await;
+                    self.store_next(&module, &name, due).await;
                     due
                 }
             };
@@ -460,8 +521,7 @@ impl Timers {
             timers.every.retain(|name, every| {
                 let Some((_, every_s)) = declared.iter().find(|(n, _)| n == name) else {
                     if !every.running {
-                        let due = Due { module: module.clone(), kind: Kind::Every(name.clone()), due_ms: every.due_ms };
-                        queue.remove(&(every.at_ms, due));
+                        queue.remove(every.at_ms, TimerId::every(module, name));
                     }
                     return false;
                 };
@@ -476,23 +536,20 @@ impl Timers {
                 continue;
             }
             timers.every.insert(name.clone(), Every { every_s, due_ms, at_ms: due_ms, running: false });
-            queue.insert((due_ms, Due { module, kind: Kind::Every(name), due_ms }));
+            queue.insert(due_ms, TimerId { module, kind: Kind::Every(name) }, due_ms);
         }
         for (module, _) in serving {
             let Some(timers) = mods.get_mut(module) else { continue };
             for (id, once) in timers.once.iter_mut().filter(|(_, o)| o.place == Place::Parked) {
                 once.place = Place::Queued(once.due_ms);
-                queue.insert((
-                    once.due_ms,
-                    Due { module: module.clone(), kind: Kind::Once(id.clone()), due_ms: once.due_ms },
-                ));
+                queue.insert(once.due_ms, TimerId::once(module, id), once.due_ms);
             }
         }
     }
 
-    async fn store_next(&self, store: &Arc<Store>, module: &str, name: &str, due_ms: u64) {
+    async fn store_next(&self, module: &str, name: &str, due_ms: u64) {
         let (ns, key) = (namespace(module), format!("p.{name}"));
-        if let Err(e) = blocking(store, move |s| s.set(&ns, &key, due_ms.to_string().as_bytes())).await {
+        if let Err(e) = self.blocking(move |s| s.set(&ns, &key, due_ms.to_string().as_bytes())).await {
             // The schedule goes on in memory; a restart before the next write repeats or skips a firing.
             tracing::warn!("mod {module}: storing timer {name}'s next due time: {e}");
         }
@@ -500,7 +557,7 @@ impl Timers {
 
     /// When the first queued timer is due (ms since the epoch).
     pub(crate) fn next_due(&self) -> Option<u64> {
-        self.state().queue.first().map(|(at, _)| *at)
+        self.state().queue.first_at()
     }
 
     /// Takes up to `limit` timers due by `now` out of the queue, marked running.
@@ -508,13 +565,9 @@ impl Timers {
         let mut state = self.state();
         let mut taken = Vec::new();
         while taken.len() < limit {
-            match state.queue.first() {
-                Some((at, _)) if *at <= now => {}
-                _ => break,
-            }
-            let Some((_, due)) = state.queue.pop_first() else { break };
-            let Some(timers) = state.mods.get_mut(&due.module) else { continue };
-            match &due.kind {
+            let Some(due) = state.queue.pop_due(now) else { break };
+            let Some(timers) = state.mods.get_mut(&due.timer.module) else { continue };
+            match &due.timer.kind {
                 Kind::Once(id) => match timers.once.get_mut(id) {
                     Some(once) => once.place = Place::Running,
                     None => continue,
@@ -530,42 +583,42 @@ impl Timers {
     }
 
     /// A one-shot's stored record, `None` when it is gone (cancelled).
-    pub(crate) async fn record(&self, store: &Arc<Store>, due: &Due, id: &str) -> Result<Option<Record>, RecordError> {
-        let (ns, key) = (namespace(&due.module), format!("o.{id}"));
-        let read = blocking(store, move |s| s.get(&ns, &key)).await;
+    pub(crate) async fn record(&self, due: &Due, id: &str) -> Result<Option<Record>, RecordError> {
+        let (ns, key) = (namespace(&due.timer.module), format!("o.{id}"));
+        let read = self.blocking(move |s| s.get(&ns, &key)).await;
         let Some(bytes) = read.map_err(|e| RecordError::Unreadable(e.to_string()))? else { return Ok(None) };
         Record::decode(&bytes).map(Some).map_err(RecordError::Corrupt)
     }
 
     /// Ends a firing: counts it, deletes a fired one-shot's record, stores a periodic timer's next due
     /// time, or puts the timer back in the queue (a retry) or aside (parked).
-    pub(crate) async fn finish(&self, store: &Arc<Store>, due: &Due, outcome: Outcome) {
+    pub(crate) async fn finish(&self, due: &Due, outcome: Outcome) {
         let now = now_ms();
         {
             let mut state = self.state();
-            let timers = state.mods.entry(due.module.clone()).or_default();
+            let timers = state.mods.entry(due.timer.module.clone()).or_default();
             match outcome {
                 Outcome::Failed => timers.failed += 1,
                 Outcome::Retry => timers.retried += 1,
                 Outcome::Done | Outcome::Park | Outcome::Gone => {}
             }
         }
-        match &due.kind {
+        match &due.timer.kind {
             Kind::Once(id) => {
                 let gone = matches!(outcome, Outcome::Done | Outcome::Failed | Outcome::Gone);
                 if gone {
                     // After the call returned, not before: at least once.
-                    let (ns, key) = (namespace(&due.module), format!("o.{id}"));
-                    if let Err(e) = blocking(store, move |s| s.delete(&ns, &key)).await {
+                    let (ns, key) = (namespace(&due.timer.module), format!("o.{id}"));
+                    if let Err(e) = self.blocking(move |s| s.delete(&ns, &key)).await {
                         tracing::warn!(
                             "mod {}: deleting fired timer {id}: {e}; it fires again after a restart",
-                            due.module
+                            due.timer.module
                         );
                     }
                 }
                 let mut state = self.state();
                 let State { queue, mods } = &mut *state;
-                let Some(timers) = mods.get_mut(&due.module) else { return };
+                let Some(timers) = mods.get_mut(&due.timer.module) else { return };
                 if gone {
                     timers.once.remove(id);
                     return;
@@ -577,14 +630,16 @@ impl Timers {
                 } else {
                     let at = now.saturating_add(RETRY_AFTER.as_millis() as u64);
                     once.place = Place::Queued(at);
-                    queue.insert((at, due.clone()));
+                    queue.insert(at, due.timer.clone(), due.due_ms);
                 }
             }
             Kind::Every(name) => {
                 let next = {
                     let mut state = self.state();
                     let State { queue, mods } = &mut *state;
-                    let Some(every) = mods.get_mut(&due.module).and_then(|t| t.every.get_mut(name)) else { return };
+                    let Some(every) = mods.get_mut(&due.timer.module).and_then(|t| t.every.get_mut(name)) else {
+                        return;
+                    };
                     every.running = false;
                     let next = match outcome {
                         Outcome::Retry => now.saturating_add(RETRY_AFTER.as_millis() as u64),
@@ -602,11 +657,11 @@ impl Timers {
                     let due_ms = if retry_keeps_due { due.due_ms } else { next };
                     every.due_ms = due_ms;
                     every.at_ms = next;
-                    queue.insert((next, Due { module: due.module.clone(), kind: Kind::Every(name.clone()), due_ms }));
+                    queue.insert(next, due.timer.clone(), due_ms);
                     (!retry_keeps_due).then_some(next)
                 };
                 if let Some(next) = next {
-                    self.store_next(store, &due.module, name, next).await;
+                    self.store_next(&due.timer.module, name, next).await;
                 }
             }
         }
@@ -653,8 +708,47 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_queue_is_keyed_by_time_and_timer_two_at_one_ms_are_two_entries_in_id_order() {
+        let mut queue = Queue::default();
+        let (first, second) = (TimerId::once("m", "00000000000a00000001"), TimerId::once("m", "00000000000a00000002"));
+        let retried = TimerId::every("m", "tick");
+        queue.insert(10, second.clone(), 10);
+        queue.insert(10, first.clone(), 10);
+        // A retry: queued for 5, due at 3.
+        queue.insert(5, retried.clone(), 3);
+        assert_eq!(queue.first_at(), Some(5));
+        assert_eq!(queue.pop_due(4), None, "nothing before its time");
+        assert_eq!(queue.pop_due(10), Some(Due { timer: retried, due_ms: 3 }), "a retry keeps its due time");
+        assert_eq!(queue.pop_due(10), Some(Due { timer: first.clone(), due_ms: 10 }), "same ms: in id order");
+        assert_eq!(queue.pop_due(10), Some(Due { timer: second.clone(), due_ms: 10 }));
+        assert_eq!(queue.pop_due(u64::MAX), None);
+        // Removing finds the entry by its key: the other timer of that ms stays.
+        queue.insert(10, first.clone(), 10);
+        queue.insert(10, second.clone(), 10);
+        queue.remove(10, first);
+        assert_eq!(queue.pop_due(10), Some(Due { timer: second, due_ms: 10 }));
+        assert_eq!(queue.first_at(), None);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_one_shot_leaves_the_queue_and_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), false).unwrap());
+        let timers = Timers::new(store.clone());
+        let kept = timers.schedule("m", "kept".into(), 60_000, None, Vec::new()).await.unwrap();
+        let cancelled = timers.schedule("m", "gone".into(), 60_000, None, b"x".to_vec()).await.unwrap();
+        assert_eq!(store.list("timers.m", "o.").unwrap().len(), 2);
+        assert!(timers.cancel("m", &cancelled).await.unwrap());
+        assert!(!timers.cancel("m", &cancelled).await.unwrap(), "cancelled once");
+        assert_eq!(store.list("timers.m", "o.").unwrap(), vec![format!("o.{kept}")]);
+        let taken = timers.take_due(u64::MAX, 16);
+        assert_eq!(taken.len(), 1, "{taken:?}");
+        assert_eq!(taken[0].timer, TimerId::once("m", &kept));
+    }
+
     fn due(module: &str, name: &str, due_ms: u64) -> Due {
-        Due { module: module.into(), kind: Kind::Every(name.into()), due_ms }
+        Due { timer: TimerId::every(module, name), due_ms }
     }
 
     #[tokio::test]
@@ -664,12 +758,12 @@ mod tests {
         let now = now_ms();
         // Stored as due 10 periods ago: the server was off.
         store.set("timers.m", "p.tick", (now - 10_000).to_string().as_bytes()).unwrap();
-        let timers = Timers::new();
-        timers.sync(&store, &[("m".into(), vec![("tick".into(), 1)])]).await;
+        let timers = Timers::new(store.clone());
+        timers.sync(&[("m".into(), vec![("tick".into(), 1)])]).await;
         let taken = timers.take_due(now_ms(), 16);
         assert_eq!(taken, vec![due("m", "tick", now - 10_000)], "due at once, with its old due time");
         assert!(timers.take_due(now_ms(), 16).is_empty(), "never twice at once");
-        timers.finish(&store, &taken[0], Outcome::Done).await;
+        timers.finish(&taken[0], Outcome::Done).await;
         let next = timers.next_due().unwrap();
         assert!(next >= now + 1000 && next <= now_ms() + 1000, "one period from now: {next} vs {now}");
         assert!(timers.take_due(now_ms(), 16).is_empty(), "not a burst of the missed firings");
@@ -677,7 +771,7 @@ mod tests {
             std::str::from_utf8(&store.get("timers.m", "p.tick").unwrap().unwrap()).unwrap().parse().unwrap();
         assert_eq!(stored, next, "the next due time is stored");
         // The mod no longer declares it: it leaves the queue.
-        timers.sync(&store, &[("m".into(), vec![])]).await;
+        timers.sync(&[("m".into(), vec![])]).await;
         assert_eq!(timers.next_due(), None);
     }
 }

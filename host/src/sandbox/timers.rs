@@ -20,7 +20,7 @@ impl plugin::timers::Host for CallState {
             return Err(Error::Failed(format!("mod {id}: timers run only in a server")));
         };
         let timers = &peers.realtime.timers;
-        timers.schedule(&self.cx.store, &id, name, delay_ms, session, payload).await.map_err(|e| {
+        timers.schedule(&id, name, delay_ms, session, payload).await.map_err(|e| {
             let message = format!("mod {id}: {e}");
             match e {
                 ScheduleError::BadName(_) | ScheduleError::BadSession(_) => Error::Invalid(message),
@@ -36,6 +36,6 @@ impl plugin::timers::Host for CallState {
     async fn cancel(&mut self, timer: String) -> Result<bool, Error> {
         let id = self.cx.id.clone();
         let Some(peers) = self.cx.peers.get().and_then(std::sync::Weak::upgrade) else { return Ok(false) };
-        peers.realtime.timers.cancel(&self.cx.store, &id, &timer).await.map_err(|e| Error::Io(format!("mod {id}: {e}")))
+        peers.realtime.timers.cancel(&id, &timer).await.map_err(|e| Error::Io(format!("mod {id}: {e}")))
     }
 }
