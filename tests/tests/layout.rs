@@ -90,8 +90,17 @@ fn the_engines_know_nothing_of_wasmtime_hyper_or_tokio() {
 
 /// The crates whose modules the layout tests read: the host's and the game's (the crate mod authors
 /// copy), and the SDK.
-const CRATES: &[&str] =
-    &["host", "host/db", "host/store", "host/routes", "host/mods", "host/gamedb", "host/wire", "plugins/emulator", "sdk"];
+const CRATES: &[&str] = &[
+    "host",
+    "host/db",
+    "host/store",
+    "host/routes",
+    "host/mods",
+    "host/gamedb",
+    "host/wire",
+    "plugins/emulator",
+    "sdk",
+];
 
 /// The modules of one crate's `src/` and, for each, the sibling modules it names (`crate::x`, or
 /// `super::x` inside a folder). Comments are skipped; `lib.rs`, `main.rs` and `bin/` are the roots.
@@ -222,7 +231,8 @@ fn declarations(src: &Path) -> Vec<(PathBuf, Vec<PathBuf>, String)> {
                 stack.push(path);
                 continue;
             }
-            let Some(stem) = path.file_stem().and_then(|s| s.to_str()).filter(|_| path.extension() == Some("rs".as_ref()))
+            let Some(stem) =
+                path.file_stem().and_then(|s| s.to_str()).filter(|_| path.extension() == Some("rs".as_ref()))
             else {
                 continue;
             };
@@ -257,7 +267,8 @@ fn declares(text: &str, name: &str) -> bool {
         while let Some(attribute) = rest.strip_prefix("#[") {
             rest = attribute.split_once(']').map_or("", |(_, after)| after.trim_start());
         }
-        rest.strip_suffix(&format!("mod {name};")).is_some_and(|vis| vis.is_empty() || vis.trim_end().starts_with("pub"))
+        rest.strip_suffix(&format!("mod {name};"))
+            .is_some_and(|vis| vis.is_empty() || vis.trim_end().starts_with("pub"))
     })
 }
 
@@ -273,7 +284,11 @@ fn every_file_is_named_by_its_crate_root_or_its_folders_mod_rs() {
             let named = parents.iter().any(|p| std::fs::read_to_string(p).is_ok_and(|text| declares(&text, &name)));
             assert!(named, "{}: no `mod {name};` in {parents:?}", file.display());
             let text = std::fs::read_to_string(&file).unwrap();
-            assert!(!text.contains("#[path"), "{}: a `#[path]` hides a file from its folder's `mod.rs`", file.display());
+            assert!(
+                !text.contains("#[path"),
+                "{}: a `#[path]` hides a file from its folder's `mod.rs`",
+                file.display()
+            );
         }
     }
 }

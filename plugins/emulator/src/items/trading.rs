@@ -127,7 +127,9 @@ fn offer<'a>(doc: &mut Doc, action: &'a Value) -> Result<Offer<'a>, Refused> {
     let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", id])).unwrap_or(1);
     let level = doc.get(&["TradersInfo", tid, "loyaltyLevel"])?.as_u64().unwrap_or(1);
     if level < needed {
-        return Err(format!("offer {id} needs loyalty level {needed} with trader {tid}; this player has {level}").into());
+        return Err(
+            format!("offer {id} needs loyalty level {needed} with trader {tid}; this player has {level}").into()
+        );
     }
     let bought = doc.get(&["TraderPurchases", tid, id, "count"])?.as_u64().unwrap_or(0);
     let item = &assort[at];
@@ -229,9 +231,8 @@ fn delivery(
     while left > 0 {
         // Each new stack takes at least one cell, so this ends within the grid's size.
         let units = max.map_or(left, |m| m.min(left));
-        let place = grid
-            .place(doc, w, h)?
-            .ok_or_else(|| format!("no room in the stash for {} of {goods}", offer.wanted))?;
+        let place =
+            grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {} of {goods}", offer.wanted))?;
         stacks.push((place, units));
         left -= units;
     }
