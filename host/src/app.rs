@@ -79,6 +79,10 @@ pub(crate) struct Parts {
     pub(crate) config: Config,
     pub(crate) base: Config,
     pub(crate) store: Arc<Store>,
+    /// The per-session locks, made by the server and handed to the sandbox too.
+    pub(crate) sessions: Arc<SessionLocks>,
+    /// The notifier, mods' sockets and timers, made by the server and handed to the sandbox too.
+    pub(crate) realtime: Arc<crate::realtime::Realtime>,
     pub(crate) first: Generation,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) started: Instant,
@@ -90,7 +94,7 @@ pub(crate) struct Parts {
 impl App {
     /// The shared state around the first generation.
     pub(crate) fn new(parts: Parts) -> App {
-        let Parts { config, base, store, first, runtime, started, scratch, body_budget } = parts;
+        let Parts { config, base, store, sessions, realtime, first, runtime, started, scratch, body_budget } = parts;
         App {
             body_cache: crate::body_cache::BodyCache::new(config.limits.body_cache_bytes),
             body_budget,
@@ -98,8 +102,8 @@ impl App {
             config,
             base,
             store,
-            sessions: runtime.sessions().clone(),
-            realtime: runtime.realtime().clone(),
+            sessions,
+            realtime,
             metrics: crate::metrics::Metrics::with_memory(runtime.budget().cloned()),
             current: ArcSwap::from_pointee(first),
             reloading: tokio::sync::Mutex::new(()),

@@ -10,7 +10,9 @@
 use crate::app::{App, Parts};
 use crate::config::Config;
 use crate::generation::{Generation, LeftOut, LoadReport};
+use crate::realtime::Realtime;
 use crate::sandbox::Runtime;
+use crate::session::SessionLocks;
 use anyhow::{Context as _, bail};
 use modhost_store::Store;
 use std::future::Future;
@@ -66,11 +68,15 @@ impl Server {
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);
         tracing::info!("listening on {}", listener.local_addr()?);
         let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait, max_connections);
+        // The server's session locks and realtime parts (the notifier's hub, mods' sockets, the timers,
+        // kept in the store): every generation shares them, and the sandbox is handed them.
+        let sessions = Arc::new(SessionLocks::default());
+        let realtime = Arc::new(Realtime::new(config.realtime.clone(), store.clone()));
         let runtime = Arc::new(Runtime::new(
             config.limits.clone(),
             Some(root.join("cache")),
-            config.realtime.clone(),
-            store.clone(),
+            sessions.clone(),
+            realtime.clone(),
         )?);
 
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
@@ -80,7 +86,18 @@ impl Server {
         }
         let report = first.report.clone();
         let body_budget = Arc::new(tokio::sync::Semaphore::new(crate::front::REQUEST_BYTES_BUDGET));
-        let app = Arc::new(App::new(Parts { config, base, store, first, runtime, started, scratch, body_budget }));
+        let app = Arc::new(App::new(Parts {
+            config,
+            base,
+            store,
+            sessions,
+            realtime,
+            first,
+            runtime,
+            started,
+            scratch,
+            body_budget,
+        }));
         app.prune_cache();
         // Watching starts before `start` returns, so a change made right after it is never missed.
         let watch = match app.config.watch {

@@ -51,7 +51,10 @@ pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline
 
     // One instance for the whole run, with room for a test harness: more memory than a request gets.
     let limits = Limits { memory_bytes: 512 << 20, max_instances: 2, mod_instances: 1, ..Limits::default() };
-    let runtime = Runtime::new(limits, None, crate::realtime::RealtimeLimits::default(), store)?;
+    // No server: the command reaches no session lock, notifier or timer (it has no peers), but a
+    // runtime is handed its own all the same.
+    let realtime = Arc::new(crate::realtime::Realtime::new(crate::realtime::RealtimeLimits::default(), store));
+    let runtime = Runtime::new(limits, None, Arc::default(), realtime)?;
     // The program name first, as a shell would pass it; libtest skips it.
     let argv: Vec<String> = std::iter::once(wasm.display().to_string()).chain(args.iter().cloned()).collect();
     // The host's environment is not passed, with one exception: libtest captures each test's output

@@ -64,10 +64,11 @@ pub(crate) struct Runtime {
     slots: Arc<tokio::sync::Semaphore>,
     /// The server-wide budget of guest linear memory (none under `--no-limits`).
     budget: Option<Arc<MemoryBudget>>,
-    /// The per-session locks, shared by every generation: the front takes a request's, a
-    /// `call-for-session` another's.
+    /// The per-session locks, the server's (shared by every generation): the front takes a
+    /// request's, a `call-for-session` another's.
     sessions: Arc<crate::session::SessionLocks>,
-    /// The notifier, mods' sockets and timers, shared by every generation like the session locks.
+    /// The notifier, mods' sockets and timers, the server's (shared by every generation like the
+    /// session locks).
     realtime: Arc<crate::realtime::Realtime>,
     _ticker: engine::EpochTicker,
 }
@@ -82,22 +83,23 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile);
-    /// `store` is the server's, which the timers are kept in.
+    /// Builds the engine and linker. `cache_dir` holds precompiled artifacts (none: always compile).
+    /// `sessions` and `realtime` are the server's, made by whoever builds it: calls reach them (a
+    /// `call-for-session` takes another session's lock, a push reaches the hub, a mod schedules timers).
     pub(crate) fn new(
         limits: Limits,
         cache_dir: Option<PathBuf>,
-        realtime: crate::realtime::RealtimeLimits,
-        store: Arc<modhost_store::Store>,
+        sessions: Arc<crate::session::SessionLocks>,
+        realtime: Arc<crate::realtime::Realtime>,
     ) -> anyhow::Result<Runtime> {
-        Ok(Self::build(limits, cache_dir, realtime, store)?)
+        Ok(Self::build(limits, cache_dir, sessions, realtime)?)
     }
 
     fn build(
         limits: Limits,
         cache_dir: Option<PathBuf>,
-        realtime: crate::realtime::RealtimeLimits,
-        store: Arc<modhost_store::Store>,
+        sessions: Arc<crate::session::SessionLocks>,
+        realtime: Arc<crate::realtime::Realtime>,
     ) -> wasmtime::Result<Runtime> {
         let engine = engine::build(&limits).context("configuring the wasm engine")?;
         let mut linker = Linker::new(&engine);
@@ -112,17 +114,15 @@ impl Runtime {
             tracing::info!("guest memory budget: {} MiB across all instances", bytes >> 20);
             Arc::new(MemoryBudget::new(bytes, limits.memory_bytes, limits.memory_wait))
         });
-        let sessions = Arc::default();
-        let realtime = Arc::new(crate::realtime::Realtime::new(realtime, store));
         Ok(Runtime { engine, linker, limits, cache_dir, slots, budget, sessions, realtime, _ticker: ticker })
     }
 
-    /// The per-session locks.
+    /// The per-session locks it was given.
     pub(crate) fn sessions(&self) -> &Arc<crate::session::SessionLocks> {
         &self.sessions
     }
 
-    /// The notifier, mods' sockets and timers.
+    /// The notifier, mods' sockets and timers it was given.
     pub(crate) fn realtime(&self) -> &Arc<crate::realtime::Realtime> {
         &self.realtime
     }
