@@ -107,7 +107,7 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     Ok(envelope::ok(&json!({ "uid": uid })))
 }
 
-/// `/client/game/profile/list`: the session's PMC and its scav (`scav.rs`), or `[]` while the account
+/// `/client/game/profile/list`: the session's PMC and its scav (`raid/scav.rs`), or `[]` while the account
 /// has no character (new or wiped: the client then asks for one). A session that is no account and
 /// plays nothing yet is bound to the only profile there is, if there is exactly one (a profile brought
 /// in with `modhost store put`, played without the launcher).

@@ -16,7 +16,7 @@
 //!   taken (a whole item with what is inside it). The counter grows by what was taken, and the
 //!   condition is completed when it reaches the condition's `value`.
 //! - `QuestComplete {qid}`: each `AvailableForFinish` condition (the top-level ones) must be done: in
-//!   the quest's completed conditions (a raid's end brings those, `raid_progress.rs`), a handover whose
+//!   the quest's completed conditions (a raid's end brings those, `raid/progress.rs`), a handover whose
 //!   counter reached its value, or a `Level`/`Quest`/`TraderLoyalty`/`TraderStanding`/`Skill` that holds
 //!   now. The quest becomes `Success` and its `Success` rewards for the player's edition apply:
 //!   `Experience` (the level follows), `TraderStanding`, `TraderUnlock`, `Skill`, and `Item`s, which go

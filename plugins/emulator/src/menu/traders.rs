@@ -5,10 +5,10 @@
 //!   `{currency: "RUB"}`).
 //! - `/client/trading/api/getTraderAssort/<id>`: `traders.<id>.assort` as this player sees it, as
 //!   SPT's `GetAssort`: an offer above the player's loyalty level with the trader (`TradersInfo.<id>
-//!   .loyaltyLevel`, 1 for a trader not met yet, as `trading.rs` counts it) is taken out with the parts
+//!   .loyaltyLevel`, 1 for a trader not met yet, as `items/trading.rs` counts it) is taken out with the parts
 //!   under it, its price and its level; so is an offer `traders.<id>.questassort` ties to a quest the
 //!   player has not brought to the state it needs (`started`: started or later, `success`, `fail`).
-//!   What the player bought (`TraderPurchases.<id>.<offer>.count`, kept by `trading.rs`) is the
+//!   What the player bought (`TraderPurchases.<id>.<offer>.count`, kept by `items/trading.rs`) is the
 //!   offer's `BuyRestrictionCurrent`, and comes off its stock, since stock is counted per player.
 //!   `nextResupply` is the base's. Fence's generated assort is left out: his is the db's like any other.
 //! - `/client/items/prices/<trader>`: SPT's `GetItemPricesResponse`: the handbook price of every item

@@ -3,7 +3,7 @@
 //! children index), where an item may go (from the row index: only the destination's rows are read),
 //! writing an item with its index entries, and what a batch changed.
 //!
-//! Actions validate before they write, and `moving` restores the batch's patch when one is refused
+//! Actions validate before they write, and `items/mod.rs` restores the batch's patch when one is refused
 //! anyway, so a refused action changes nothing. What each reads is bounded by what it touches: an item,
 //! its parents, a footprint's rows, a subtree; never the whole inventory.
 

@@ -1,5 +1,5 @@
 //! What a raid's report carries into the profile besides its items, experience, health and skills
-//! (those are `raid_end.rs`'s): the statistics, the encyclopedia, quest progress and its counters,
+//! (those are `end.rs`'s): the statistics, the encyclopedia, quest progress and its counters,
 //! achievements, the survivor class and Fence's standing.
 //!
 //! SPT's `LocationLifecycleService.HandlePostRaidPmc` copies each of these from the client wholesale.

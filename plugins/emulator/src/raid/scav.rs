@@ -1,12 +1,12 @@
 //! The player's scav: the second character of every account (SPT's `savage` profile).
 //!
 //! Store key `scav.<uid>` (beside the PMC's `profile.<uid>`): the scav in the stored shape
-//! (`shape.rs`), created on first need from `bots.base` and the `assault` bot type the way a bot is
-//! (`raid_bots.rs`): `Info.Side` `Savage`, its own id and inventory. A scav raid's end changes it
-//! (`raid_end.rs`); when the scav dies it is generated anew, keeping its experience and skills, as
+//! (`profile/shape.rs`), created on first need from `bots.base` and the `assault` bot type the way a bot is
+//! (`bots.rs`): `Info.Side` `Savage`, its own id and inventory. A scav raid's end changes it
+//! (`end.rs`); when the scav dies it is generated anew, keeping its experience and skills, as
 //! SPT's `PlayerScavGenerator` does.
 
-use super::bots as raid_bots;
+use super::bots;
 use super::loot::Rng;
 use crate::clock;
 use crate::ids;
@@ -61,7 +61,7 @@ pub(crate) fn generate(uid: &str, aid: &Value, previous: Option<&Value>) -> Resu
     let kind: Value = db::get("bots.types.assault").unwrap_or_else(|_| json!({}));
     let mut rng = Rng::new(seed());
     let mut templates = Templates::default();
-    let mut scav = raid_bots::bot(&base, &kind, "assault", "normal", &mut rng, &mut templates);
+    let mut scav = bots::bot(&base, &kind, "assault", "normal", &mut rng, &mut templates);
     scav["_id"] = json!(scav_id(uid, previous)?);
     scav["aid"] = aid.clone();
     scav["savage"] = Value::Null;
