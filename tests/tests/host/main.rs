@@ -5,6 +5,7 @@ mod boot;
 mod check;
 mod config;
 mod containment;
+mod contract;
 mod emulator;
 mod front;
 mod game_boot;
