@@ -96,7 +96,7 @@ impl App {
     pub(crate) fn new(parts: Parts) -> App {
         let Parts { config, base, store, sessions, realtime, first, runtime, started, scratch, body_budget } = parts;
         App {
-            body_cache: crate::body_cache::BodyCache::new(config.limits.body_cache_bytes),
+            body_cache: crate::body_cache::BodyCache::new(config.front.body_cache_bytes),
             body_budget,
             perf: config.perf.then(Arc::default),
             config,
@@ -147,7 +147,7 @@ impl App {
     /// so limits above its memory slot or instance pool need a restart, and are refused here.
     fn reread_player_file(&self) -> anyhow::Result<Config> {
         let config = with_player_file(&self.base)?;
-        let (now, boot) = (&config.limits, &self.config.limits);
+        let (now, boot) = (&config.engine, &self.config.engine);
         anyhow::ensure!(
             now.memory_bytes <= boot.memory_bytes && now.max_instances <= boot.max_instances,
             "{}: [limits] above what the server started with (memory {} MiB, {} instances) needs a restart",

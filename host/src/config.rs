@@ -31,13 +31,17 @@ pub struct Config {
     pub builtin_mods: bool,
     /// Reload when a mod's files or `db.json` change (`--watch`).
     pub watch: bool,
-    /// Limits on every mod call.
-    pub limits: Limits,
+    /// What the wasm engine and its instance pool are built with, once, at boot.
+    pub engine: EngineLimits,
+    /// The HTTP front's size caps.
+    pub front: FrontLimits,
+    /// Every mod's limits (`[limits]` in `<root>/modhost.toml` applies over them).
+    pub limits: ModLimits,
     /// Deadlines of the HTTP front.
     pub http: HttpDeadlines,
     /// The limits of the mods the player set apart (`[mods.<id>]` in `<root>/modhost.toml`), checked
     /// and applied over [`Config::limits`] when the file was taken.
-    pub per_mod: BTreeMap<String, Limits>,
+    pub per_mod: BTreeMap<String, ModLimits>,
     /// Host names served besides loopback ones and `localhost` (`[http] allowed_hosts` in
     /// `<root>/modhost.toml`), normalised (lower case, no IPv6 brackets). Any other `Host` is answered
     /// 421, so a web page that rebinds its name to this machine reaches nothing.
@@ -63,7 +67,8 @@ pub struct Config {
 #[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct LimitOverrides {
-    /// Linear memory per instance, MiB (at most the server's `--mod-memory-mib`, the pool's slot size).
+    /// Linear memory per instance, MiB (at most the server's `--mod-memory-mib`, the pool's slot size;
+    /// under `[limits]` it is the pool's slot size too).
     pub memory_mib: Option<usize>,
     /// Deadline of one request's call, ms.
     pub call_timeout_ms: Option<u64>,
@@ -75,7 +80,7 @@ pub struct LimitOverrides {
     pub response_mib: Option<usize>,
     /// Instances alive at once (at most `--max-instances`).
     pub instances: Option<u32>,
-    /// Table elements per instance.
+    /// Table elements per instance (under `[limits]`, the pool's cap on a table too).
     pub table_elements: Option<usize>,
     /// Strikes of one cause within the window before quarantine (0: never).
     pub quarantine_after: Option<u32>,
@@ -190,8 +195,9 @@ fn mib_bytes(key: &'static str, value: usize, max_mib: u64, what_sets_max: &str)
 }
 
 impl LimitOverrides {
-    /// `limits` with these overrides, checked against what the engine was built for (`pool`).
-    pub fn apply(&self, limits: &Limits, pool: &Limits) -> Result<Limits, LimitError> {
+    /// A mod's `limits` with these overrides, checked against what the engine is built for (`pool`).
+    /// `guest_memory_mib` is the engine's, not a mod's: [`Config::apply_player_file`] takes it.
+    pub fn apply(&self, limits: &ModLimits, pool: &EngineLimits) -> Result<ModLimits, LimitError> {
         let mut out = limits.clone();
         if let Some(mib) = self.memory_mib {
             out.memory_bytes = mib_bytes("memory_mib", mib, (pool.memory_bytes >> 20) as u64, " (--mod-memory-mib)")?;
@@ -229,14 +235,6 @@ impl LimitOverrides {
         if let Some(n) = self.quarantine_after {
             out.quarantine_after = n;
         }
-        if let Some(mib) = self.guest_memory_mib {
-            let bytes = mib_bytes("guest_memory_mib", mib, MAX_GUEST_MEMORY_MIB, "")?;
-            if bytes < out.memory_bytes {
-                let range = format!("at least memory_mib ({}): one instance must fit", out.memory_bytes >> 20);
-                return Err(LimitError { key: "guest_memory_mib", value: mib as u64, range });
-            }
-            out.guest_memory_bytes = Some(bytes);
-        }
         if let Some(n) = self.store_mib {
             let n = usize::try_from(n).unwrap_or(usize::MAX);
             out.store_quota.bytes = mib_bytes("store_mib", n, MAX_STORE_MIB, "")? as u64;
@@ -252,6 +250,16 @@ impl LimitOverrides {
         }
         Ok(out)
     }
+}
+
+/// `guest_memory_mib` in bytes, checked: at least one instance of `memory_bytes` must fit.
+fn guest_memory_bytes(mib: usize, memory_bytes: usize) -> Result<usize, LimitError> {
+    let bytes = mib_bytes("guest_memory_mib", mib, MAX_GUEST_MEMORY_MIB, "")?;
+    if bytes < memory_bytes {
+        let range = format!("at least memory_mib ({}): one instance must fit", memory_bytes >> 20);
+        return Err(LimitError { key: "guest_memory_mib", value: mib as u64, range });
+    }
+    Ok(bytes)
 }
 
 impl PlayerFile {
@@ -285,10 +293,49 @@ impl Default for HttpDeadlines {
     }
 }
 
-/// Limits on every mod, on by default: a mod cannot crash, stall or starve the server.
+/// What the wasm engine and its instance pool are built with (`sandbox/engine.rs`), once, at boot:
+/// engine-wide, so no mod has its own. With [`ModLimits`] (each mod's) and [`FrontLimits`] (the
+/// HTTP front's), on by default: a mod cannot crash, stall or starve the server.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineLimits {
+    /// Linear memory one pool slot holds, in bytes: the most any mod's `memory_bytes` may be.
+    pub memory_bytes: usize,
+    /// The pool's cap on one table's elements: the most any mod's `table_elements` may be.
+    pub table_elements: usize,
+    /// Instances alive at once across all mods: the size of the pooling allocator, and so the number
+    /// of requests that can be inside mods at the same time (the rest wait for a slot).
+    pub max_instances: u32,
+    /// Native stack a guest may use, in bytes; deeper recursion traps.
+    pub wasm_stack_bytes: usize,
+    /// The epoch tick: a looping guest is stopped within its deadline plus one tick, and yields to
+    /// other requests at every tick.
+    pub epoch_tick: Duration,
+    /// Whether the deadlines, memory and table caps and the host-call copy cap are enforced at all.
+    /// Only `--no-limits` turns this off, to measure what they cost; never with untrusted mods.
+    pub enforce: bool,
+    /// The server-wide budget of guest linear memory across all instances, in bytes; `None` sizes it
+    /// from the machine at boot (`sandbox/budget.rs`).
+    pub guest_memory_bytes: Option<usize>,
+    /// How long a memory growth waits for room in the budget before the call is answered 503.
+    pub memory_wait: Duration,
+}
+
+/// The HTTP front's size caps, one for the whole server.
+#[derive(Clone, Copy, Debug)]
+pub struct FrontLimits {
+    /// The largest request body accepted (compressed, and again inflated), and the largest body a
+    /// before-hook may give the route's owner in its place.
+    pub body_bytes: usize,
+    /// Compressed answers kept for reuse, in bytes.
+    pub body_cache_bytes: usize,
+}
+
+/// What one mod runs under: every mod's in [`Config::limits`] (`[limits]` in `modhost.toml`), one
+/// mod's in [`Config::per_mod`] (`[mods.<id>]`), within what the engine was built for
+/// ([`EngineLimits`]). The ones a call reads from its mod's `LoadedMod`.
 #[derive(Clone, Debug)]
-pub struct Limits {
-    /// Linear memory one instance may grow to, in bytes.
+pub struct ModLimits {
+    /// Linear memory one instance may grow to, in bytes (at most [`EngineLimits::memory_bytes`]).
     pub memory_bytes: usize,
     /// How long one `handle` call may run before it is stopped and answered 500.
     pub call_deadline: Duration,
@@ -296,41 +343,21 @@ pub struct Limits {
     pub init_deadline: Duration,
     /// How many bytes one host call may copy out of the guest (strings and lists it passes in).
     pub hostcall_bytes: usize,
-    /// Table elements one instance may grow to.
+    /// Table elements one instance may grow to (at most [`EngineLimits::table_elements`]).
     pub table_elements: usize,
-    /// Instances alive at once across all mods: the size of the pooling allocator, and so the number
-    /// of requests that can be inside mods at the same time (the rest wait for a slot).
-    pub max_instances: u32,
-    /// Native stack a guest may use, in bytes; deeper recursion traps.
-    pub wasm_stack_bytes: usize,
     /// stdout plus stderr kept per call; the rest is dropped.
     pub output_bytes: usize,
-    /// The epoch tick: a looping guest is stopped within its deadline plus one tick, and yields to
-    /// other requests at every tick.
-    pub epoch_tick: Duration,
-    /// The largest request body accepted (compressed, and again inflated).
-    pub body_bytes: usize,
-    /// The largest answer a mod may produce, db references spliced in.
+    /// The largest answer the mod may produce, db references spliced in.
     pub response_bytes: usize,
-    /// Instances one mod may have alive at once (its share of `max_instances`): a mod whose calls
-    /// hang cannot take every slot from the others.
+    /// Instances the mod may have alive at once (its share of [`EngineLimits::max_instances`]): a mod
+    /// whose calls hang cannot take every slot from the others.
     pub mod_instances: u32,
-    /// Whether the deadlines, memory and table caps and the host-call copy cap are enforced at all.
-    /// Only `--no-limits` turns this off, to measure what they cost; never with untrusted mods.
-    pub enforce: bool,
     /// Strikes of one cause (trap, memory, deadline, instantiation) within `quarantine_window`, with
     /// no success of the mod in that window, before it is quarantined (its routes answer 503 with the
     /// reason until it is loaded again); 0 never quarantines. What is a strike: `docs/architecture.md`.
     pub quarantine_after: u32,
     /// How long a strike counts, and how long a success keeps traps and deadlines from striking.
     pub quarantine_window: Duration,
-    /// The server-wide budget of guest linear memory across all instances, in bytes; `None` sizes it
-    /// from the machine at boot (`sandbox/budget.rs`).
-    pub guest_memory_bytes: Option<usize>,
-    /// How long a memory growth waits for room in the budget before the call is answered 503.
-    pub memory_wait: Duration,
-    /// Compressed answers kept for reuse, in bytes.
-    pub body_cache_bytes: usize,
     /// What the mod's store namespace may hold (bytes of values and pending patches, keys).
     pub store_quota: modhost_store::Quota,
     /// The largest document one `db.patch` may carry: validating and merging cost its size, inside
@@ -345,10 +372,33 @@ const MAX_STORE_MIB: u64 = 1 << 20;
 /// The largest `db_patch_mib` a player may set: the db's text offsets are 32-bit.
 const MAX_DB_PATCH_MIB: u64 = 1 << 10;
 
-impl Default for Limits {
+impl Default for EngineLimits {
     fn default() -> Self {
-        Limits {
+        EngineLimits {
             memory_bytes: 128 << 20,
+            // Rust guests use a few hundred; JavaScript engines compiled to wasm some tens of thousands.
+            table_elements: 50_000,
+            max_instances: 256,
+            wasm_stack_bytes: 512 << 10,
+            epoch_tick: Duration::from_millis(10),
+            enforce: true,
+            guest_memory_bytes: None,
+            memory_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Default for FrontLimits {
+    fn default() -> Self {
+        FrontLimits { body_bytes: 16 << 20, body_cache_bytes: 64 << 20 }
+    }
+}
+
+impl Default for ModLimits {
+    fn default() -> Self {
+        let engine = EngineLimits::default();
+        ModLimits {
+            memory_bytes: engine.memory_bytes,
             call_deadline: Duration::from_secs(5),
             // Short: the boot (and a reload) waits for every init in turn, and a request arriving
             // meanwhile waits `boot_wait` (30 s); a looping init must end well within that, so
@@ -358,21 +408,12 @@ impl Default for Limits {
             // The store's value cap plus room for the key: a `set` at the cap must reach the store and
             // get its clear `too-large`, not trap on this limit first.
             hostcall_bytes: modhost_store::MAX_VALUE_BYTES + (1 << 20),
-            // Rust guests use a few hundred; JavaScript engines compiled to wasm some tens of thousands.
-            table_elements: 50_000,
-            max_instances: 256,
-            wasm_stack_bytes: 512 << 10,
+            table_elements: engine.table_elements,
             output_bytes: 64 << 10,
-            epoch_tick: Duration::from_millis(10),
-            body_bytes: 16 << 20,
             response_bytes: 256 << 20,
             mod_instances: 64,
-            enforce: true,
             quarantine_after: 5,
             quarantine_window: Duration::from_secs(60),
-            guest_memory_bytes: None,
-            memory_wait: Duration::from_secs(2),
-            body_cache_bytes: 64 << 20,
             store_quota: modhost_store::Quota::default(),
             // Whole tables of a generated 3000-template db are a few MiB; a mod that adds items adds
             // far less. A 16 MiB table merged member by member into an existing one costs about 1.7 s
@@ -397,7 +438,9 @@ impl Config {
             boot_wait: Duration::from_secs(30),
             builtin_mods: true,
             watch: false,
-            limits: Limits::default(),
+            engine: EngineLimits::default(),
+            front: FrontLimits::default(),
+            limits: ModLimits::default(),
             http: HttpDeadlines::default(),
             per_mod: BTreeMap::new(),
             allowed_hosts: Vec::new(),
@@ -406,15 +449,27 @@ impl Config {
         }
     }
 
-    /// Takes the player's file: `[limits]` changes every mod's, `[mods.<id>]` one mod's.
+    /// Takes the player's file: `[limits]` changes every mod's, `[mods.<id>]` one mod's. `[limits]`'s
+    /// `memory_mib` and `table_elements` size the engine's pool too (no mod may be given more than
+    /// every mod has), and its `guest_memory_mib` is the engine's alone.
     pub fn apply_player_file(&mut self, file: &PlayerFile) -> Result<(), PlayerFileError> {
         let table = |table: String| move |error| PlayerFileError::Limit { table, error };
-        self.limits = file.limits.apply(&self.limits, &self.limits).map_err(table("limits".to_owned()))?;
+        self.limits = file.limits.apply(&self.limits, &self.engine).map_err(table("limits".to_owned()))?;
+        if file.limits.memory_mib.is_some() {
+            self.engine.memory_bytes = self.limits.memory_bytes;
+        }
+        if file.limits.table_elements.is_some() {
+            self.engine.table_elements = self.limits.table_elements;
+        }
+        if let Some(mib) = file.limits.guest_memory_mib {
+            let bytes = guest_memory_bytes(mib, self.limits.memory_bytes).map_err(table("limits".to_owned()))?;
+            self.engine.guest_memory_bytes = Some(bytes);
+        }
         for (id, overrides) in &file.mods {
             if overrides.guest_memory_mib.is_some() {
                 return Err(PlayerFileError::ServerWide { table: format!("mods.{id}"), key: "guest_memory_mib" });
             }
-            let limits = overrides.apply(&self.limits, &self.limits).map_err(table(format!("mods.{id}")))?;
+            let limits = overrides.apply(&self.limits, &self.engine).map_err(table(format!("mods.{id}")))?;
             self.per_mod.insert(id.to_string(), limits);
         }
         for name in &file.http.allowed_hosts {
@@ -427,7 +482,7 @@ impl Config {
     }
 
     /// The limits mod `id` runs under.
-    pub fn limits_for(&self, id: &str) -> Limits {
+    pub fn limits_for(&self, id: &str) -> ModLimits {
         self.per_mod.get(id).unwrap_or(&self.limits).clone()
     }
 
@@ -521,7 +576,7 @@ mod tests {
         assert!(config.apply_player_file(&file).unwrap_err().to_string().contains("one instance must fit"));
         let file = PlayerFile::parse("[limits]\nguest_memory_mib = 4096\n").unwrap();
         config.apply_player_file(&file).unwrap();
-        assert_eq!(config.limits.guest_memory_bytes, Some(4096 << 20));
+        assert_eq!(config.engine.guest_memory_bytes, Some(4096 << 20));
     }
 
     #[test]

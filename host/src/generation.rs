@@ -286,7 +286,7 @@ async fn load_one(
     manifest: &modhost_mods::Manifest,
     wasm: Vec<u8>,
     mod_config: Arc<serde_json::Value>,
-    limits: crate::config::Limits,
+    limits: crate::config::ModLimits,
     db: &Arc<Db>,
     store: &Arc<Store>,
     peers: &Arc<Peers>,

@@ -65,7 +65,10 @@ pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
-pub use config::{Config, HttpDeadlines, LimitError, LimitOverrides, Limits, PlayerFile, PlayerFileError};
+pub use config::{
+    Config, EngineLimits, FrontLimits, HttpDeadlines, LimitError, LimitOverrides, ModLimits, PlayerFile,
+    PlayerFileError,
+};
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
 pub use modhost_wire as wire;

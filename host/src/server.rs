@@ -72,12 +72,8 @@ impl Server {
         // kept in the store): every generation shares them, and the sandbox is handed them.
         let sessions = Arc::new(SessionLocks::default());
         let realtime = Arc::new(Realtime::new(config.realtime.clone(), store.clone()));
-        let runtime = Arc::new(Runtime::new(
-            config.limits.clone(),
-            Some(root.join("cache")),
-            sessions.clone(),
-            realtime.clone(),
-        )?);
+        let runtime =
+            Arc::new(Runtime::new(config.engine, Some(root.join("cache")), sessions.clone(), realtime.clone())?);
 
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
         if config.strict && !first.report.failed.is_empty() {

@@ -13,7 +13,7 @@
 //! Rust panic aborts, so a failed assertion is a trap), or the deadline. The command prints the last
 //! two and exits 101, as a failed native test run does.
 
-use crate::config::Limits;
+use crate::config::{EngineLimits, ModLimits};
 pub use crate::sandbox::CommandExit as Outcome;
 use crate::sandbox::{ModContext, Runtime};
 use anyhow::Context as _;
@@ -50,18 +50,19 @@ pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline
     let cx = Arc::new(cx);
 
     // One instance for the whole run, with room for a test harness: more memory than a request gets.
-    let limits = Limits { memory_bytes: 512 << 20, max_instances: 2, mod_instances: 1, ..Limits::default() };
+    let engine = EngineLimits { memory_bytes: 512 << 20, max_instances: 2, ..EngineLimits::default() };
+    let limits = ModLimits { memory_bytes: 512 << 20, mod_instances: 1, ..ModLimits::default() };
     // No server: the command reaches no session lock, notifier or timer (it has no peers), but a
     // runtime is handed its own all the same.
     let realtime = Arc::new(crate::realtime::Realtime::new(crate::realtime::RealtimeLimits::default(), store));
-    let runtime = Runtime::new(limits, None, Arc::default(), realtime)?;
+    let runtime = Runtime::new(engine, None, Arc::default(), realtime)?;
     // The program name first, as a shell would pass it; libtest skips it.
     let argv: Vec<String> = std::iter::once(wasm.display().to_string()).chain(args.iter().cloned()).collect();
     // The host's environment is not passed, with one exception: libtest captures each test's output
     // and prints it when the test fails, but on wasm32 a panic aborts the whole binary first, and the
     // captured panic message would be lost with it. Uncaptured, it reaches the terminal.
     let env = [("RUST_TEST_NOCAPTURE", "1")];
-    runtime.run_command(&bytes, cx, &argv, &env, deadline).await
+    runtime.run_command(&bytes, cx, &limits, &argv, &env, deadline).await
 }
 
 /// The store namespace and grants the tests run with, and the folder their configuration is read

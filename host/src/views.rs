@@ -262,7 +262,7 @@ impl ModView {
                 response_mib: limits.response_bytes >> 20,
                 instances: limits.mod_instances,
                 table_elements: limits.table_elements,
-                wasm_stack_kib: limits.wasm_stack_bytes >> 10,
+                wasm_stack_kib: module.engine_limits().wasm_stack_bytes >> 10,
                 quarantine_after: limits.quarantine_after,
             },
             routes,

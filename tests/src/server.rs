@@ -100,7 +100,7 @@ impl TestServer {
         let mut config = Config::new(root.path());
         config.addr = SocketAddr::from(([127, 0, 0, 1], 0));
         config.builtin_mods = false;
-        config.limits.max_instances = 32;
+        config.engine.max_instances = 32;
         config.limits.call_deadline = Duration::from_secs(5);
         TestServerBuilder { root, config, mods: Vec::new() }
     }

@@ -26,12 +26,14 @@ pub(super) struct Outcome {
     pub(super) shaped_by: Arc<LoadedMod>,
 }
 
-/// Runs `request`'s chain: hooks, `owner`'s `handle`, hooks.
+/// Runs `request`'s chain: hooks, `owner`'s `handle`, hooks. `body_bytes` is the front's cap on a
+/// request's body, which a before-hook's edited body is held to as well.
 pub(super) async fn run(
     generation: &Generation,
     owner: &Arc<LoadedMod>,
     mut request: Request,
     session: Option<SessionId>,
+    body_bytes: usize,
     trace: Option<&mut Trace>,
 ) -> Result<Outcome, Answer> {
     let route = request.route.clone();
@@ -47,7 +49,7 @@ pub(super) async fn run(
     for hook in hooks.iter().filter(|h| h.spec.phase == Phase::Before) {
         let chain = Chain::root(&hook.module.context().id, Step::Hook(hook.spec.path.clone()), session);
         let verdict = hook.module.before(&hook.spec.path, &request, chain).await;
-        match verdict.map_err(HookFailure::Call).and_then(|v| apply_verdict(&mut request, v, owner)) {
+        match verdict.map_err(HookFailure::Call).and_then(|v| apply_verdict(&mut request, v, body_bytes)) {
             Ok(None) => {}
             Ok(Some(response)) => {
                 answered = Some((response, hook.module.clone()));
@@ -104,13 +106,12 @@ enum HookFailure {
 }
 
 /// Applies a before-hook's verdict to the request: `Some` is an answer in the owner's place.
-fn apply_verdict(request: &mut Request, verdict: Verdict, owner: &LoadedMod) -> Result<Option<Response>, HookFailure> {
+fn apply_verdict(request: &mut Request, verdict: Verdict, limit: usize) -> Result<Option<Response>, HookFailure> {
     match verdict {
         Verdict::Proceed => Ok(None),
         Verdict::Answer(response) => Ok(Some(response)),
         Verdict::Edit(edit) => {
             // The owner reads what the client could have sent it, no more.
-            let limit = owner.limits().body_bytes;
             if let Some(body) = &edit.body
                 && body.len() > limit
             {

@@ -189,7 +189,15 @@ async fn call_mod(app: &App, request: Request<Incoming>, mut trace: Option<&mut 
     lap(&mut trace, &mut clock, Phase::LockWait);
 
     // Step 8, the lock and the body released as soon as it returns.
-    let result = super::chain::run(&generation, &module, mod_request, session, trace.as_deref_mut()).await;
+    let result = super::chain::run(
+        &generation,
+        &module,
+        mod_request,
+        session,
+        app.config.front.body_bytes,
+        trace.as_deref_mut(),
+    )
+    .await;
     drop(guard);
     drop(permit);
     if let Some(start) = clock.as_mut() {

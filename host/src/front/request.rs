@@ -93,7 +93,7 @@ pub(super) fn check_head(headers: &HeaderMap) -> Result<(), Answer> {
 
 /// Reads the body of `request` under the caps, and answers its head with it.
 pub(super) async fn read(app: &App, request: Request<Incoming>) -> Result<(hyper::http::request::Parts, Body), Answer> {
-    let limit = app.config.limits.body_bytes;
+    let limit = app.config.front.body_bytes;
     let too_large =
         || Answer::error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the request body is over {limit} bytes"), &[]);
     let declared = header_str(&request, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());

@@ -9,6 +9,7 @@
 use super::instance::arm_deadline;
 use super::state::{CallState, ModContext};
 use super::{Runtime, compile};
+use crate::config::ModLimits;
 use anyhow::Context as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +32,8 @@ pub enum CommandExit {
 impl Runtime {
     /// Compiles `wasm` (a command component), instantiates it with WASI 0.2 (stdio inherited, `args`
     /// as its arguments, `args[0]` being the program's name, `env` as its whole environment) and
-    /// modhost's imports backed by `cx`, and calls its `wasi:cli/run` within `deadline`.
+    /// modhost's imports backed by `cx`, and calls its `wasi:cli/run` within `deadline`, under `limits`'
+    /// memory, table and host-call caps.
     ///
     /// Errors are for a component that cannot run at all (not a component, not a command, an import
     /// this host lacks); how the run itself ended is the [`CommandExit`].
@@ -39,6 +41,7 @@ impl Runtime {
         &self,
         wasm: &[u8],
         cx: Arc<ModContext>,
+        limits: &ModLimits,
         args: &[String],
         env: &[(&str, &str)],
         deadline: Duration,
@@ -46,15 +49,15 @@ impl Runtime {
         let (component, _, _) = compile::load(&self.engine, wasm, None)?;
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdio().args(args).envs(env);
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(self.limits.memory_bytes)
-            .table_elements(self.limits.table_elements)
+        let caps = StoreLimitsBuilder::new()
+            .memory_size(limits.memory_bytes)
+            .table_elements(limits.table_elements)
             .trap_on_grow_failure(true)
             .build();
-        let mut store = Store::new(&self.engine, CallState::with_wasi(cx, limits, wasi.build()));
+        let mut store = Store::new(&self.engine, CallState::with_wasi(cx, caps, wasi.build()));
         if self.limits.enforce {
             store.limiter_async(|s| &mut s.limits);
-            store.set_hostcall_fuel(self.limits.hostcall_bytes);
+            store.set_hostcall_fuel(limits.hostcall_bytes);
             arm_deadline(&mut store, deadline);
         }
         let command = Command::instantiate_async(&mut store, &component, &self.linker)

@@ -7,7 +7,7 @@
 //!   yields to tokio at every tick (a looping guest never pins a worker) and traps past the deadline.
 //! - `max_wasm_stack` bounds guest recursion; the async fiber stack is sized above it.
 
-use crate::config::Limits;
+use crate::config::EngineLimits;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -26,7 +26,7 @@ pub(crate) const TABLES_PER_COMPONENT: u32 = 4;
 /// when it is compiled or loaded from the cache, with wasmtime's message naming the count), and the
 /// pool's totals are those caps times the pool's instances: whatever one mod instantiates, the pool
 /// has the room for every other instance slot, so a mod never fails for another's greed.
-pub(crate) fn build(limits: &Limits) -> wasmtime::Result<wasmtime::Engine> {
+pub(crate) fn build(limits: &EngineLimits) -> wasmtime::Result<wasmtime::Engine> {
     let mut pool = PoolingAllocationConfig::new();
     let instances = limits.max_instances.max(1);
     pool.total_component_instances(instances)

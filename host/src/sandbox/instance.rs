@@ -27,7 +27,7 @@ use super::logcap;
 use super::peers::Chain;
 use super::quarantine::Quarantine;
 use super::state::{CallState, Limiter, ModContext};
-use crate::config::Limits;
+use crate::config::{EngineLimits, ModLimits};
 use crate::perf::{Phase, Trace};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -51,7 +51,9 @@ pub struct LoadedMod {
     realtime: Option<RealtimeIndices>,
     /// Its websocket routes and periodic timers, answered by `declare-realtime` at load.
     realtime_declarations: OnceLock<modhost_mods::RealtimeDeclarations>,
-    limits: Limits,
+    limits: ModLimits,
+    /// What the engine was built with: whether limits are enforced, the epoch tick, the wasm stack.
+    engine: EngineLimits,
     /// Calls per instance before it is dropped; 1 means a fresh instance per call.
     reuse: u32,
     /// Idle instances kept for reuse (at most [`MAX_IDLE`]).
@@ -111,7 +113,8 @@ impl LoadedMod {
     pub(crate) fn new(
         cx: Arc<ModContext>,
         pre: InstancePre<CallState>,
-        limits: Limits,
+        limits: ModLimits,
+        engine: EngineLimits,
         reuse: u32,
         slots: Arc<Semaphore>,
         memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
@@ -130,6 +133,7 @@ impl LoadedMod {
             realtime,
             realtime_declarations: OnceLock::new(),
             limits,
+            engine,
             reuse: reuse.max(1),
             idle: Mutex::new(Vec::new()),
             slots,
@@ -178,8 +182,13 @@ impl LoadedMod {
     }
 
     /// The limits this mod runs under.
-    pub fn limits(&self) -> &Limits {
+    pub fn limits(&self) -> &ModLimits {
         &self.limits
+    }
+
+    /// What the engine it runs in was built with (the same for every mod).
+    pub fn engine_limits(&self) -> &EngineLimits {
+        &self.engine
     }
 
     /// Why the mod is quarantined, if it is.
@@ -432,9 +441,9 @@ impl LoadedMod {
         // The epoch deadline stops a guest running wasm; the timeout also stops a guest waiting inside
         // an async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
         // future cancels it; the instance is then dropped with it.
-        let result = if self.limits.enforce {
+        let result = if self.engine.enforce {
             arm_deadline(&mut instance.store, deadline);
-            let grace = deadline + 2 * self.limits.epoch_tick;
+            let grace = deadline + 2 * self.engine.epoch_tick;
             tokio::time::timeout(grace, f(&mut instance.store, &instance.bound)).await
         } else {
             Ok(f(&mut instance.store, &instance.bound).await)
@@ -527,14 +536,14 @@ impl LoadedMod {
         let limiter = Limiter::new(limits, self.memory.clone());
         let state = CallState::new(self.cx.clone(), limiter, self.limits.output_bytes);
         let mut store = Store::new(self.pre.component().engine(), state);
-        let instantiating = if self.limits.enforce {
+        let instantiating = if self.engine.enforce {
             store.limiter_async(|s| &mut s.limits);
             store.set_hostcall_fuel(self.limits.hostcall_bytes);
             // Instantiation runs the guest's start code too: give it the call deadline, on the epoch
             // for wasm that runs and on the clock for start code waiting in WASI, where no epoch check
             // runs (a start function that sleeps would otherwise hold the boot or a reload forever).
             arm_deadline(&mut store, wait);
-            let grace = wait + 2 * self.limits.epoch_tick;
+            let grace = wait + 2 * self.engine.epoch_tick;
             tokio::time::timeout(grace, self.pre.instantiate_async(&mut store)).await
         } else {
             Ok(self.pre.instantiate_async(&mut store).await)

@@ -45,7 +45,7 @@ pub use compile::CompileSource;
 pub use instance::LoadedMod;
 pub use state::ModContext;
 
-use crate::config::Limits;
+use crate::config::{EngineLimits, ModLimits};
 use bindings::Plugin;
 pub(crate) use peers::{Chain, Peers, Step};
 use state::CallState;
@@ -58,7 +58,8 @@ use wasmtime::error::Context as _;
 pub(crate) struct Runtime {
     engine: wasmtime::Engine,
     linker: Linker<CallState>,
-    limits: Limits,
+    /// What the engine and its pool were built with.
+    limits: EngineLimits,
     cache_dir: Option<PathBuf>,
     /// One permit per live instance, across all mods: the pooling allocator's size.
     slots: Arc<tokio::sync::Semaphore>,
@@ -87,7 +88,7 @@ impl Runtime {
     /// `sessions` and `realtime` are the server's, made by whoever builds it: calls reach them (a
     /// `call-for-session` takes another session's lock, a push reaches the hub, a mod schedules timers).
     pub(crate) fn new(
-        limits: Limits,
+        limits: EngineLimits,
         cache_dir: Option<PathBuf>,
         sessions: Arc<crate::session::SessionLocks>,
         realtime: Arc<crate::realtime::Realtime>,
@@ -96,7 +97,7 @@ impl Runtime {
     }
 
     fn build(
-        limits: Limits,
+        limits: EngineLimits,
         cache_dir: Option<PathBuf>,
         sessions: Arc<crate::session::SessionLocks>,
         realtime: Arc<crate::realtime::Realtime>,
@@ -147,13 +148,13 @@ impl Runtime {
         wasm: &[u8],
         cx: Arc<ModContext>,
         reuse: u32,
-        limits: Limits,
+        limits: ModLimits,
     ) -> anyhow::Result<(LoadedMod, CompileSource)> {
         cx.db_patch_bytes.store(limits.db_patch_bytes, std::sync::atomic::Ordering::Relaxed);
         let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let memory = self.budget.as_ref().map(|budget| (budget.clone(), budget.account(&cx.id)));
-        let mut loaded = LoadedMod::new(cx, pre, limits, reuse, self.slots.clone(), memory)
+        let mut loaded = LoadedMod::new(cx, pre, limits, self.limits, reuse, self.slots.clone(), memory)
             .context("the component does not export the `plugin` world")?;
         loaded.artifact = artifact;
         Ok((loaded, source))

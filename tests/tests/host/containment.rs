@@ -70,7 +70,7 @@ async fn a_looping_mod_is_stopped_at_its_deadline_while_others_are_served() {
 async fn the_memory_cap_holds() {
     let server = TestServer::builder()
         .with_mod("fx", guests::FIXTURE, "")
-        .config(|c| c.limits.memory_bytes = 32 << 20)
+        .config(|c| (c.engine.memory_bytes, c.limits.memory_bytes) = (32 << 20, 32 << 20))
         .start()
         .await
         .unwrap();

@@ -179,9 +179,9 @@ async fn memory_growth_waits_for_the_budget_then_is_refused_with_503_and_no_stri
     // quarantine_after = 1: were a full budget a strike, the first refusal would quarantine.
     let toml = "[mods.fx]\nquarantine_after = 1\n";
     let server = two_mods(toml, |c| {
-        c.limits.memory_bytes = 48 << 20;
-        c.limits.guest_memory_bytes = Some(64 << 20);
-        c.limits.memory_wait = Duration::from_millis(1000);
+        (c.engine.memory_bytes, c.limits.memory_bytes) = (48 << 20, 48 << 20);
+        c.engine.guest_memory_bytes = Some(64 << 20);
+        c.engine.memory_wait = Duration::from_millis(1000);
     })
     .await;
     let addr = server.addr;

@@ -79,7 +79,7 @@ async fn the_session_comes_from_the_cookie_or_the_header_in_lower_case() {
 async fn an_oversized_body_is_413() {
     let server = TestServer::builder()
         .with_mod("fx", guests::FIXTURE, "")
-        .config(|c| c.limits.body_bytes = 64 << 10)
+        .config(|c| c.front.body_bytes = 64 << 10)
         .start()
         .await
         .unwrap();

@@ -55,13 +55,15 @@ impl Args {
         config.strict = self.strict;
         config.watch = self.watch;
         config.perf = self.perf;
-        config.limits.enforce = !self.no_limits;
+        config.engine.enforce = !self.no_limits;
         if self.no_limits {
             tracing::warn!("--no-limits: mods run without deadlines or caps (for measuring only)");
         }
         config.limits.call_deadline = Duration::from_millis(self.call_timeout_ms);
-        config.limits.memory_bytes = self.mod_memory_mib << 20;
-        config.limits.max_instances = self.max_instances;
+        // The pool's slot, and every mod's cap unless `modhost.toml` lowers it.
+        config.engine.memory_bytes = self.mod_memory_mib << 20;
+        config.limits.memory_bytes = config.engine.memory_bytes;
+        config.engine.max_instances = self.max_instances;
         Ok(config)
     }
 }

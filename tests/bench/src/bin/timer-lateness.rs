@@ -8,7 +8,7 @@
 //! - `seen late`: the guest's own clock when its handler starts minus the due time: the host's figure
 //!   plus the fresh instance's start. Both are wall-clock ms since the epoch on one machine.
 //!
-//! The target is p99 ≤ one epoch tick + 10 ms (`Limits::epoch_tick`, 10 ms by default): the
+//! The target is p99 ≤ one epoch tick + 10 ms (`EngineLimits::epoch_tick`, 10 ms by default): the
 //! scheduler sleeps until the first due time, so lateness is the timer wheel's millisecond plus the
 //! firing's own work. The burst row is there to show the cost of many timers due at once (at most 64
 //! fire at a time, `scheduler.rs`): it is not held to the target.
@@ -46,13 +46,16 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let builder = TestServer::builder().config(|c| c.limits = modhost::Limits::default());
+    let builder = TestServer::builder().config(|c| {
+        c.engine = modhost::EngineLimits::default();
+        c.limits = modhost::ModLimits::default();
+    });
     let dir = builder.root().join("mods").join("tm");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("config.default.json"), json!({"every": [{"name": "tick", "every_s": 1}]}).to_string())?;
     let builder = builder.with_mod("tm", guests::TIMER, "");
     let server = builder.start().await.context("starting the server")?;
-    let tick_ms = server.app.config.limits.epoch_tick.as_millis() as f64;
+    let tick_ms = server.app.config.engine.epoch_tick.as_millis() as f64;
 
     // Spread: one schedule call per timer, each at its own delay.
     let mut spread_ids = Vec::with_capacity(args.spread);
