@@ -1,18 +1,27 @@
 //! Running mods: the wasmtime engine, compiling components (with a cache), instances and their limits,
-//! and the thin glue that exposes the db, store and log to guests.
+//! and the thin glue that exposes the host's WIT interfaces (db, store, log, config, mods, push,
+//! sockets, timers) to guests.
 //!
 //! Layout:
-//! - `bindings`: the one `bindgen!` of the `plugin` world.
+//! - `bindings`: the two `bindgen!`s: the `plugin` world's, and the `full` world's for its optional
+//!   `guest` and `realtime` exports alone (its imports map to the `plugin` bindings).
 //! - `engine`: engine configuration (pooling allocator, epochs) and the epoch ticker.
 //! - `compile`: compile or load a cached precompiled artifact.
 //! - `state`: the per-`Store` data ([`ModContext`], `CallState`) and the memory limiter.
 //! - `budget`: the server-wide budget of guest linear memory, charged by the limiter.
 //! - `logcap`: what a mod may put into the host log (caps per call and per second, escaping).
 //! - `db`, `store`, `log`, `config`, `mods`, `push`, `sockets`, `timers`: the `Host` impl of each WIT
-//!   interface, one file each (engine errors → WIT errors, grants checked first).
+//!   interface, one file each (engine errors → WIT errors, grants checked first). `config` is the
+//!   mod's own configuration, the player's per-mod settings, not the server's (`crate::config`).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
+//! - `call_error`: [`CallError`], why a call produced no answer, and the conversions that make one.
+//! - `quarantine`: a mod's strikes per cause and why it is stopped once it has too many.
+//! - `peers`: [`Peers`], a generation's mods as events and calls reach them, and the [`Chain`] a call
+//!   runs in.
 //! - `command`: [`Runtime::run_command`], a WASI command (a mod's test binary) against the same linker.
+//!
+//! The session locks and the realtime parts a call reaches are the server's, handed to [`Runtime::new`].
 
 mod bindings;
 mod budget;

@@ -1,6 +1,7 @@
 //! [`CallState`]: the data of one wasmtime `Store` (one instance's view of the host), [`ModContext`]
 //! (what all of a mod's calls share), and the memory limiter. The `Host` impl of each WIT interface
-//! is its own file beside this one: `db.rs`, `store.rs`, `log.rs`.
+//! is its own file beside this one: `db.rs`, `store.rs`, `log.rs`, `config.rs`, `mods.rs`, `push.rs`,
+//! `sockets.rs`, `timers.rs`.
 //!
 //! Every engine error is an error value the guest sees, never a trap: a bad path, bad JSON or a
 //! missing key is the mod's to handle. Traps come only from wasmtime's own limits (memory, deadline,
