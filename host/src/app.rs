@@ -8,10 +8,10 @@
 //! says why. Requests in flight keep the generation they started on; the store, the session locks, the
 //! compressed-answer cache, `/metrics` and the engine outlive every generation.
 
-use crate::config::Config;
 use crate::generation::{Generation, LeftOut};
 use crate::sandbox::Runtime;
 use crate::session::SessionLocks;
+use crate::settings::ServerSettings;
 use anyhow::Context as _;
 use arc_swap::ArcSwap;
 use modhost_store::Store;
@@ -21,10 +21,10 @@ use std::time::{Duration, Instant, SystemTime};
 /// What every request needs. Shared by all connections.
 #[derive(Debug)]
 pub struct App {
-    /// The configuration the server started with.
-    pub config: Config,
+    /// The server's settings it started with (not a mod's configuration: `settings.rs`).
+    pub config: ServerSettings,
     /// The same before the player's `modhost.toml` was applied: a reload applies the file anew.
-    base: Config,
+    base: ServerSettings,
     /// The durable store: shared by every generation, never touched by a reload.
     pub store: Arc<Store>,
     /// The per-session locks (shared across generations, so one session's requests never overlap
@@ -76,8 +76,8 @@ pub struct ReloadOutcome {
 
 /// What an [`App`] is made of; [`App::new`] adds the state that starts empty.
 pub(crate) struct Parts {
-    pub(crate) config: Config,
-    pub(crate) base: Config,
+    pub(crate) config: ServerSettings,
+    pub(crate) base: ServerSettings,
     pub(crate) store: Arc<Store>,
     /// The per-session locks, made by the server and handed to the sandbox too.
     pub(crate) sessions: Arc<SessionLocks>,
@@ -143,9 +143,9 @@ impl App {
         self.last_reload.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The configuration with the player's `modhost.toml` as it is now. The engine was sized at boot,
+    /// The server's settings with the player's `modhost.toml` as it is now. The engine was sized at boot,
     /// so limits above its memory slot or instance pool need a restart, and are refused here.
-    fn reread_player_file(&self) -> anyhow::Result<Config> {
+    fn reread_player_file(&self) -> anyhow::Result<ServerSettings> {
         let config = with_player_file(&self.base)?;
         let (now, boot) = (&config.engine, &self.config.engine);
         anyhow::ensure!(
@@ -258,12 +258,12 @@ fn free_when_unused(old: Arc<Generation>) {
 
 /// `base` with the player's `<root>/modhost.toml` applied, if there is one; a bad file is an error that
 /// names the file and the key.
-pub(crate) fn with_player_file(base: &Config) -> anyhow::Result<Config> {
+pub(crate) fn with_player_file(base: &ServerSettings) -> anyhow::Result<ServerSettings> {
     let mut config = base.clone();
     let path = config.root.join("modhost.toml");
     if path.exists() {
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let file = crate::config::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let file = crate::settings::PlayerFile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         config.apply_player_file(&file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     }
     Ok(config)

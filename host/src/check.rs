@@ -14,8 +14,8 @@
 //! log or store bytes than the policy allows. A failing probe never stops the check: the report names
 //! every one.
 
-use crate::config::Config;
 use crate::server::Server;
+use crate::settings::ServerSettings;
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -269,7 +269,7 @@ pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> a
     std::fs::write(dir.join(format!("{id}.wasm")), &wasm)?;
     std::fs::write(root.path().join("modhost.toml"), format!("[mods.{id}]\n{strict}"))?;
 
-    let mut config = Config::new(root.path());
+    let mut config = ServerSettings::new(root.path());
     config.addr = SocketAddr::from(([127, 0, 0, 1], 0));
     // Beside the built-in game, so a route it would steal is reported, unless it is a built-in itself.
     config.builtin_mods = !crate::builtin::builtins().iter().flatten().any(|b| b.manifest.id == id.as_str());

@@ -1,5 +1,6 @@
 //! The status page's config editor: `POST /modhost/config/<id>` with the player's new `config.json`
-//! as the body. The proposal is checked against the mod's defaults and schema as they are on disk
+//! as the body. "Config" here is a mod's configuration (the player's settings for one mod), not the
+//! server's settings (`settings.rs`). The proposal is checked against the mod's defaults and schema as they are on disk
 //! now (`modhost_mods::config`), answered 400 naming the file, the key and the rule when it is bad
 //! (nothing is written), and otherwise written atomically and followed by a reload, whose outcome is
 //! the answer (200 swapped, 409 refused), as `POST /modhost/reload` answers.

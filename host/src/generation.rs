@@ -10,8 +10,8 @@
 //!
 //! Key types: [`Generation`], [`LoadReport`].
 
-use crate::config::Config;
 use crate::sandbox::{Chain, CompileSource, LoadedMod, ModContext, Peers, Runtime, Step, WitMatchKind};
+use crate::settings::ServerSettings;
 use anyhow::Context as _;
 use modhost_db::Db;
 use modhost_mods::Origin;
@@ -127,7 +127,7 @@ impl Generation {
     /// the boot does not, so the first answer comes as early as it can).
     pub(crate) async fn build(
         number: u64,
-        config: &Config,
+        config: &ServerSettings,
         runtime: &Arc<Runtime>,
         store: &Arc<Store>,
         warm: bool,
@@ -286,7 +286,7 @@ async fn load_one(
     manifest: &modhost_mods::Manifest,
     wasm: Vec<u8>,
     mod_config: Arc<serde_json::Value>,
-    limits: crate::config::ModLimits,
+    limits: crate::settings::ModLimits,
     db: &Arc<Db>,
     store: &Arc<Store>,
     peers: &Arc<Peers>,

@@ -19,12 +19,15 @@
 //! - [`server`]: boot (root, store, listener, first generation) and [`Server::run`].
 //! - `scheduler`: the task that fires the mods' timers (`realtime::timers`) in the serving generation.
 //! - `nofile`: the open-file limit, raised to the hard one at start, and the connection cap from it.
-//! - `config`: the validated configuration and the limits every mod runs under.
+//! - `settings`: the server's settings ([`ServerSettings`]: the command line's, `modhost.toml` over
+//!   them) and the limits of the engine, the front and each mod. Not a mod's configuration, which is
+//!   `modhost_mods::config`'s, read by mods through the WIT `config` interface and edited by
+//!   `config_edit`.
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`dev`]: `modhost dev`, a mod project rebuilt, installed and reloaded on each save.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
-//! - `config_edit`: the page's config editor, `POST /modhost/config/<id>`: check, write atomically,
-//!   reload.
+//! - `config_edit`: the page's editor of a mod's configuration (the player's settings for that mod,
+//!   not the server's), `POST /modhost/config/<id>`: check, write atomically, reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
 //! - `metrics`: `/metrics`, per-route counters and latency histograms (Prometheus text format).
 //! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
@@ -44,7 +47,6 @@ pub mod body_cache;
 mod builtin;
 pub mod check;
 pub mod client;
-mod config;
 mod config_edit;
 pub mod dev;
 mod front;
@@ -59,16 +61,13 @@ mod scheduler;
 mod series;
 pub mod server;
 mod session;
+mod settings;
 pub mod status;
 pub mod testrun;
 pub mod views;
 pub mod watch;
 
 pub use app::{App, ReloadOutcome};
-pub use config::{
-    Config, EngineLimits, FrontLimits, HttpDeadlines, LimitError, LimitOverrides, ModLimits, PlayerFile,
-    PlayerFileError,
-};
 pub use generation::{Generation, LeftOut, LoadReport, LoadedInfo};
 pub use metrics::RouteStats;
 pub use modhost_wire as wire;
@@ -77,3 +76,7 @@ pub use sandbox::{CompileSource, LoadedMod, ModContext};
 pub use series::{LatencySeries, Point};
 pub use server::Server;
 pub use session::{BadSessionId, SessionId};
+pub use settings::{
+    EngineLimits, FrontLimits, HttpDeadlines, LimitError, LimitOverrides, ModLimits, PlayerFile, PlayerFileError,
+    ServerSettings,
+};

@@ -8,11 +8,11 @@
 //! and is never refused (`front/listen.rs`).
 
 use crate::app::{App, Parts};
-use crate::config::Config;
 use crate::generation::{Generation, LeftOut, LoadReport};
 use crate::realtime::Realtime;
 use crate::sandbox::Runtime;
 use crate::session::SessionLocks;
+use crate::settings::ServerSettings;
 use anyhow::{Context as _, bail};
 use modhost_store::Store;
 use std::future::Future;
@@ -39,7 +39,7 @@ pub struct Server {
 impl Server {
     /// Boots: everything up to a bound listener. Errors here are fatal (an unreadable `db.json`, a
     /// port in use, a broken mod under `strict`).
-    pub async fn start(base: Config) -> anyhow::Result<Server> {
+    pub async fn start(base: ServerSettings) -> anyhow::Result<Server> {
         let started = Instant::now();
         let root = base.root.clone();
         let root = &root;

@@ -13,9 +13,9 @@
 //! Rust panic aborts, so a failed assertion is a trap), or the deadline. The command prints the last
 //! two and exits 101, as a failed native test run does.
 
-use crate::config::{EngineLimits, ModLimits};
 pub use crate::sandbox::CommandExit as Outcome;
 use crate::sandbox::{ModContext, Runtime};
+use crate::settings::{EngineLimits, ModLimits};
 use anyhow::Context as _;
 use modhost_db::Db;
 use modhost_mods::{Grants, Manifest};

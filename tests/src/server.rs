@@ -1,7 +1,7 @@
 //! [`TestServer`]: a modhost server in the test's own runtime, on 127.0.0.1:0, with a fresh root and the
 //! fixture mods a test asks for. Stopping it waits for the server to finish.
 
-use modhost::{Config, LoadReport, Server};
+use modhost::{LoadReport, Server, ServerSettings};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 /// Builds a [`TestServer`].
 pub struct TestServerBuilder {
     root: Arc<tempfile::TempDir>,
-    config: Config,
+    config: ServerSettings,
     mods: Vec<(String, PathBuf, String)>,
 }
 
@@ -48,7 +48,7 @@ impl TestServerBuilder {
     }
 
     /// Changes the configuration.
-    pub fn config(mut self, f: impl FnOnce(&mut Config)) -> Self {
+    pub fn config(mut self, f: impl FnOnce(&mut ServerSettings)) -> Self {
         f(&mut self.config);
         self
     }
@@ -84,7 +84,7 @@ pub struct TestServer {
     /// Where it listens.
     pub addr: SocketAddr,
     root: Arc<tempfile::TempDir>,
-    config: Config,
+    config: ServerSettings,
     /// What its boot loaded.
     pub report: LoadReport,
     /// The server's shared state (db, caches), for tests that look inside.
@@ -97,7 +97,7 @@ impl TestServer {
     /// A builder with a fresh root, no built-in mods, port 0 and small pools.
     pub fn builder() -> TestServerBuilder {
         let root = Arc::new(tempfile::tempdir().expect("creating a temp dir"));
-        let mut config = Config::new(root.path());
+        let mut config = ServerSettings::new(root.path());
         config.addr = SocketAddr::from(([127, 0, 0, 1], 0));
         config.builtin_mods = false;
         config.engine.max_instances = 32;

@@ -3,7 +3,8 @@
 //! `config.json`, applied over the defaults as an RFC 7396 merge patch so the player writes only what
 //! they change. [`load`] reads a folder's effective configuration; [`load_shipped`] what the mod
 //! ships, which [`ModConfig::check_player`] vets a proposed player file against; [`write_player`]
-//! writes one atomically.
+//! writes one atomically. (The server's own settings, `modhost.toml`, are another thing: the host's
+//! `settings.rs`.)
 //!
 //! The rules, checked at load and before the status page writes anything:
 //! - each file is at most [`MAX_FILE_BYTES`], a JSON object, nested at most 128 deep (serde_json's

@@ -11,11 +11,11 @@
 //! for its mod (`hook_errors` in `modhost.toml`).
 
 use super::answer::{Answer, mod_failed};
-use crate::config::HookErrors;
 use crate::generation::{Generation, Hook};
 use crate::perf::Trace;
 use crate::sandbox::{CallError, Chain, Chunk, LoadedMod, Request, Response, Step, Verdict};
 use crate::session::SessionId;
+use crate::settings::HookErrors;
 use hyper::StatusCode;
 use modhost_mods::Phase;
 use std::sync::Arc;

@@ -26,7 +26,7 @@ use std::net::{IpAddr, SocketAddr};
 /// address, `localhost`, the address the server listens on (`own`, unless a wildcard), or one of the
 /// player's `names` (normalised by the config).
 fn allowed(host: &str, names: &[String], own: IpAddr) -> bool {
-    let host = crate::config::normalise_host(host);
+    let host = crate::settings::normalise_host(host);
     match host.parse::<IpAddr>() {
         Ok(ip) => ip.is_loopback() || (ip == own && !own.is_unspecified()) || names.contains(&host),
         Err(_) => host == "localhost" || names.contains(&host),
@@ -92,7 +92,7 @@ mod tests {
         for host in hosts {
             headers.append(header::HOST, header::HeaderValue::from_str(host).unwrap());
         }
-        let names: Vec<String> = names.iter().map(|n| crate::config::host_name(n).unwrap()).collect();
+        let names: Vec<String> = names.iter().map(|n| crate::settings::host_name(n).unwrap()).collect();
         check(version, &uri.parse().unwrap(), &headers, &names, own.parse().unwrap()).err().map(|a| a.status.as_u16())
     }
 

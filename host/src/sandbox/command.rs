@@ -9,7 +9,7 @@
 use super::instance::arm_deadline;
 use super::state::{CallState, ModContext};
 use super::{Runtime, compile};
-use crate::config::ModLimits;
+use crate::settings::ModLimits;
 use anyhow::Context as _;
 use std::sync::Arc;
 use std::time::Duration;

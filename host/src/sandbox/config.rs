@@ -1,5 +1,6 @@
 //! The host side of the WIT `config` interface: the mod's effective configuration (its defaults with
-//! the player's file merged over them, checked at load), read by dotted path.
+//! the player's file merged over them, checked at load), read by dotted path. A mod's configuration,
+//! not the server's settings (`crate::settings`).
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::CallState;

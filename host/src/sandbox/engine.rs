@@ -7,7 +7,7 @@
 //!   yields to tokio at every tick (a looping guest never pins a worker) and traps past the deadline.
 //! - `max_wasm_stack` bounds guest recursion; the async fiber stack is sized above it.
 
-use crate::config::EngineLimits;
+use crate::settings::EngineLimits;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};

@@ -12,7 +12,7 @@
 //! - `logcap`: what a mod may put into the host log (caps per call and per second, escaping).
 //! - `db`, `store`, `log`, `config`, `mods`, `push`, `sockets`, `timers`: the `Host` impl of each WIT
 //!   interface, one file each (engine errors → WIT errors, grants checked first). `config` is the
-//!   mod's own configuration, the player's per-mod settings, not the server's (`crate::config`).
+//!   mod's own configuration, the player's per-mod settings, not the server's (`crate::settings`).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
 //! - `call_error`: [`CallError`], why a call produced no answer, and the conversions that make one.
@@ -54,7 +54,7 @@ pub use compile::CompileSource;
 pub use instance::LoadedMod;
 pub use state::ModContext;
 
-use crate::config::{EngineLimits, ModLimits};
+use crate::settings::{EngineLimits, ModLimits};
 use bindings::Plugin;
 pub(crate) use peers::{Chain, Peers, Step};
 use state::CallState;

@@ -67,7 +67,7 @@ impl ModContext {
             peak_memory: AtomicUsize::new(0),
             log: LogRate::default(),
             last_trap: Mutex::new(None),
-            db_patch_bytes: AtomicUsize::new(crate::config::ModLimits::default().db_patch_bytes),
+            db_patch_bytes: AtomicUsize::new(crate::settings::ModLimits::default().db_patch_bytes),
             config: Arc::new(serde_json::Value::Object(serde_json::Map::new())),
             peers: std::sync::OnceLock::new(),
         }

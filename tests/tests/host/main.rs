@@ -45,7 +45,7 @@ async fn fixture_server() -> TestServer {
 
 /// The fixture (`fx`, granted `FX_GRANTS`) beside the hello example (`hello`), with the player's
 /// `modhost.toml` holding `player_toml`.
-async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::Config)) -> TestServer {
+async fn two_mods(player_toml: &str, configure: impl FnOnce(&mut modhost::ServerSettings)) -> TestServer {
     let builder = TestServer::builder()
         .with_mod("fx", guests::FIXTURE, FX_GRANTS)
         .with_mod("hello", guests::HELLO, "")

@@ -28,7 +28,7 @@ fn pusher(builder: TestServerBuilder, grants: &str) -> TestServerBuilder {
     builder.with_mod("pusher", guests::PEER, grants)
 }
 
-async fn server(grants: &str, configure: impl FnOnce(&mut modhost::Config)) -> TestServer {
+async fn server(grants: &str, configure: impl FnOnce(&mut modhost::ServerSettings)) -> TestServer {
     let server = pusher(TestServer::builder(), grants).config(configure).start().await.unwrap();
     assert!(server.report.failed.is_empty(), "left out: {:?}", server.report.failed);
     server

@@ -3,7 +3,7 @@
 //! what each change came to.
 
 use modhost::dev::{Event, Project};
-use modhost::{Config, Server};
+use modhost::{Server, ServerSettings};
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.build_timeout_secs > 0, "--build-timeout-secs must be at least 1");
     let project = Project::read(&args.project)?;
     let root = args.root.unwrap_or_else(|| project.dir.join("target/modhost-dev"));
-    let mut config = Config::new(root.clone());
+    let mut config = ServerSettings::new(root.clone());
     config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let deadline = Duration::from_secs(args.build_timeout_secs);
     crate::runtime()?.block_on(async move {

@@ -2,7 +2,7 @@
 //! one's grants, limits and routes, and which were left out and why.
 
 use modhost::views::ModsView;
-use modhost::{Config, Server};
+use modhost::{Server, ServerSettings};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
-    let mut config = Config::new(args.root);
+    let mut config = ServerSettings::new(args.root);
     config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
     // `modhost mods` works beside a running server: it never opens (or locks) the player's store.
     config.scratch_store = true;

@@ -1,6 +1,6 @@
 //! `modhost serve`: load the mods and serve the game on 127.0.0.1 until Ctrl-C or SIGTERM.
 
-use modhost::{Config, Server};
+use modhost::{Server, ServerSettings};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,12 +44,12 @@ pub(crate) struct Args {
 }
 
 impl Args {
-    /// The configuration these flags mean, validated, with no I/O.
-    fn into_config(self) -> anyhow::Result<Config> {
+    /// The server settings these flags mean, validated, with no I/O.
+    fn into_config(self) -> anyhow::Result<ServerSettings> {
         anyhow::ensure!(self.call_timeout_ms > 0, "--call-timeout-ms must be at least 1");
         anyhow::ensure!(self.mod_memory_mib > 0 && self.mod_memory_mib <= 4096, "--mod-memory-mib must be 1-4096");
         anyhow::ensure!(self.max_instances > 0, "--max-instances must be at least 1");
-        let mut config = Config::new(self.root);
+        let mut config = ServerSettings::new(self.root);
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         config.store_durable = self.store_durable;
         config.strict = self.strict;

@@ -32,7 +32,7 @@
 //!    p99 at most +20%.
 //! 4. **Pinged sockets.** Figures 1 and 3 again with the idle sockets pinged every `--ping-ms` (1 s:
 //!    a thousand pings a second, thirty times what the default 30 s gives): the interval is
-//!    `RealtimeLimits::ping_idle` in `Config.realtime`, not a flag of `modhost serve`, so this server
+//!    `RealtimeLimits::ping_idle` in `ServerSettings.realtime`, not a flag of `modhost serve`, so this server
 //!    runs in this process (`modhost_tests::TestServer`: no built-in game, 32 instances) on a tokio
 //!    runtime of its own; its two conditions are compared with each other, not with the child's.
 //!    The pings the clients received per second are printed beside the load.
@@ -92,7 +92,7 @@ struct Args {
     /// Repetitions of each memory measurement (a fresh server each) [default: 3; quick 1].
     #[arg(long)]
     mem_reps: Option<usize>,
-    /// The ping interval of the pinged run (an in-process server, `Config.realtime.ping_idle`), in ms;
+    /// The ping interval of the pinged run (an in-process server, `ServerSettings.realtime.ping_idle`), in ms;
     /// 0 leaves that run out.
     #[arg(long, default_value_t = 1000)]
     ping_ms: u64,

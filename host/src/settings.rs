@@ -1,15 +1,23 @@
-//! [`Config`]: everything a running server needs to know, validated, with no I/O. `modhost serve`
-//! (`bin/modhost/serve.rs`) builds it from the command line; tests build it directly. The player's
-//! `modhost.toml` ([`PlayerFile`]) is applied over it, checked once, with typed errors.
+//! The server's settings: [`ServerSettings`], everything a running server needs to know, validated,
+//! with no I/O. `modhost serve` (`bin/modhost/serve.rs`) builds them from the command line; tests
+//! build them directly. The player's `modhost.toml` ([`PlayerFile`]) is applied over them, checked
+//! once, with typed errors. The limits are three structs: [`EngineLimits`] (the wasm engine and its
+//! pool), [`FrontLimits`] (the HTTP front) and [`ModLimits`] (one mod's, what `[limits]` and
+//! `[mods.<id>]` set).
+//!
+//! Not a mod's configuration: that is the player's settings for one mod (`config.json` over the
+//! mod's defaults, `modhost_mods::config`), which the mod reads through the WIT `config` interface
+//! (`sandbox/config.rs`) and the status page edits (`config_edit.rs`). Here "config" appears only in
+//! names the public API already had (`App::config`, the test harness's `config(..)`).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The server's configuration.
+/// The server's settings.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct ServerSettings {
     /// Where to listen. The default is 127.0.0.1:6969 (the SPT client's port); port 0 picks a free one.
     pub addr: SocketAddr,
     /// The root directory: `db.json`, `mods/`, `store/`, `cache/`. Created if missing.
@@ -40,7 +48,7 @@ pub struct Config {
     /// Deadlines of the HTTP front.
     pub http: HttpDeadlines,
     /// The limits of the mods the player set apart (`[mods.<id>]` in `<root>/modhost.toml`), checked
-    /// and applied over [`Config::limits`] when the file was taken.
+    /// and applied over [`ServerSettings::limits`] when the file was taken.
     pub per_mod: BTreeMap<String, ModLimits>,
     /// Host names served besides loopback ones and `localhost` (`[http] allowed_hosts` in
     /// `<root>/modhost.toml`), normalised (lower case, no IPv6 brackets). Any other `Host` is answered
@@ -196,7 +204,7 @@ fn mib_bytes(key: &'static str, value: usize, max_mib: u64, what_sets_max: &str)
 
 impl LimitOverrides {
     /// A mod's `limits` with these overrides, checked against what the engine is built for (`pool`).
-    /// `guest_memory_mib` is the engine's, not a mod's: [`Config::apply_player_file`] takes it.
+    /// `guest_memory_mib` is the engine's, not a mod's: [`ServerSettings::apply_player_file`] takes it.
     pub fn apply(&self, limits: &ModLimits, pool: &EngineLimits) -> Result<ModLimits, LimitError> {
         let mut out = limits.clone();
         if let Some(mib) = self.memory_mib {
@@ -330,8 +338,8 @@ pub struct FrontLimits {
     pub body_cache_bytes: usize,
 }
 
-/// What one mod runs under: every mod's in [`Config::limits`] (`[limits]` in `modhost.toml`), one
-/// mod's in [`Config::per_mod`] (`[mods.<id>]`), within what the engine was built for
+/// What one mod runs under: every mod's in [`ServerSettings::limits`] (`[limits]` in `modhost.toml`), one
+/// mod's in [`ServerSettings::per_mod`] (`[mods.<id>]`), within what the engine was built for
 /// ([`EngineLimits`]). The ones a call reads from its mod's `LoadedMod`.
 #[derive(Clone, Debug)]
 pub struct ModLimits {
@@ -424,10 +432,10 @@ impl Default for ModLimits {
     }
 }
 
-impl Config {
+impl ServerSettings {
     /// The defaults for a given root: 127.0.0.1:6969, built-in mods on, default limits.
-    pub fn new(root: impl Into<PathBuf>) -> Config {
-        Config {
+    pub fn new(root: impl Into<PathBuf>) -> ServerSettings {
+        ServerSettings {
             addr: SocketAddr::from(([127, 0, 0, 1], 6969)),
             root: root.into(),
             store_durable: false,
@@ -518,7 +526,7 @@ mod tests {
             "[limits]\ncall_timeout_ms = 2000\n[mods.x]\nmemory_mib = 32\ninstances = 4\nquarantine_after = 0\n",
         )
         .unwrap();
-        let mut config = Config::new("r");
+        let mut config = ServerSettings::new("r");
         config.apply_player_file(&file).unwrap();
         let x = config.limits_for("x");
         assert_eq!((x.memory_bytes, x.mod_instances, x.quarantine_after), (32 << 20, 4, 0));
@@ -538,7 +546,7 @@ mod tests {
             assert_eq!(host_name(bad), None, "{bad:?}");
         }
         let file = PlayerFile::parse("[http]\nallowed_hosts = [\"Game.lan\", \"game.LAN\"]").unwrap();
-        let mut config = Config::new("r");
+        let mut config = ServerSettings::new("r");
         config.apply_player_file(&file).unwrap();
         assert_eq!(config.allowed_hosts, ["game.lan"]);
     }
@@ -546,7 +554,7 @@ mod tests {
     #[test]
     fn a_bad_file_says_what_and_where() {
         assert!(PlayerFile::parse("[limits]\nmemory_mb = 3").unwrap_err().to_string().contains("memory_mb"));
-        let mut config = Config::new("r");
+        let mut config = ServerSettings::new("r");
         let too_big = PlayerFile::parse("[mods.x]\nmemory_mib = 4096").unwrap();
         let e = config.apply_player_file(&too_big).unwrap_err().to_string();
         assert!(e.contains("[mods.x]") && e.contains("--mod-memory-mib"), "{e}");
@@ -562,12 +570,12 @@ mod tests {
     fn a_huge_mib_limit_is_refused_naming_its_key_instead_of_wrapping_to_zero() {
         // 2^44 MiB is 2^64 bytes: `mib << 20` came out as 0, which passed every check.
         for key in ["memory_mib", "hostcall_mib", "response_mib", "guest_memory_mib"] {
-            let mut config = Config::new("r");
+            let mut config = ServerSettings::new("r");
             let file = PlayerFile::parse(&format!("[limits]\n{key} = 17592186044416\n")).unwrap();
             let e = config.apply_player_file(&file).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("must be 1 to"), "{key}: {e}");
         }
-        let mut config = Config::new("r");
+        let mut config = ServerSettings::new("r");
         let file = PlayerFile::parse("[limits]\nresponse_mib = 5000\n").unwrap();
         assert!(config.apply_player_file(&file).unwrap_err().to_string().contains("1 to 4096"));
         let file = PlayerFile::parse("[mods.x]\nguest_memory_mib = 4096\n").unwrap();
@@ -583,14 +591,14 @@ mod tests {
     fn store_quotas_are_set_for_every_namespace_and_per_mod_and_huge_ones_are_refused_not_wrapped() {
         let file =
             PlayerFile::parse("[limits]\nstore_mib = 10\n[mods.big]\nstore_mib = 1000\nstore_keys = 7\n").unwrap();
-        let mut config = Config::new("r");
+        let mut config = ServerSettings::new("r");
         config.apply_player_file(&file).unwrap();
         let quotas = config.store_quotas();
         assert_eq!(quotas.default, modhost_store::Quota { bytes: 10 << 20, keys: modhost_store::DEFAULT_QUOTA_KEYS });
         assert_eq!(quotas.namespaces["big"], modhost_store::Quota { bytes: 1000 << 20, keys: 7 });
         for bad in ["store_mib = 0", "store_mib = 18446744073709551615", "store_keys = 0", "db_patch_mib = 100000"] {
             let file = PlayerFile::parse(&format!("[limits]\n{bad}")).unwrap();
-            let e = Config::new("r").apply_player_file(&file).unwrap_err().to_string();
+            let e = ServerSettings::new("r").apply_player_file(&file).unwrap_err().to_string();
             assert!(e.contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
         }
     }
