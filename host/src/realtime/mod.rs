@@ -9,8 +9,8 @@
 //! The HTTP side (the upgrade's handshake, the poll's answer) is the front's (`front/upgrade.rs`,
 //! `front/notifier.rs`); nothing here knows of hyper.
 //!
-//! [`Realtime`] is the server's one set of these, created with the runtime and shared by every
-//! generation: a reload does not close the players' notifier sockets (a mod's connections it does
+//! [`Realtime`] is the server's one set of these, created by the server at start (`server.rs`) and
+//! shared by every generation: a reload does not close the players' notifier sockets (a mod's connections it does
 //! close, 1012: they belong to the mod that accepted them, `modsock.rs`).
 
 pub(crate) mod hub;
