@@ -5,9 +5,9 @@
 //! The game's time is the host's wall clock (WASI's) plus the db's `emulator.clock.offsetSeconds`
 //! (none: 0). Moving it is how a test, or a mod author trying a timed system, lets time pass without
 //! waiting: write the offset into `db.json` before the server starts (the server was "off" that long),
-//! or change it and `modhost reload`; the next request sees the world that much later. It is read at
-//! each call (one db read), so a reload takes effect at once. Timers the host fires (`timers.schedule`)
-//! keep the host's own clock: a delay is a delay.
+//! or change it and `modhost reload`; the next request sees the world that much later. It is read
+//! once per instance, so a reload takes effect at the next request. Timers the host fires
+//! (`timers.schedule`) keep the host's own clock: a delay is a delay.
 //!
 //! Unit tests, which run natively without a host, move it with [`advance`] instead of the db.
 
@@ -21,9 +21,13 @@ pub(crate) fn now() -> u64 {
     wall.saturating_add_signed(offset())
 }
 
+/// Read once per instance: `now` is called per item on some paths (each generated bot's
+/// `UpdateTime`), and an instance serves one request (a reused one, its generation's requests: a db
+/// reload makes a new generation, so it reads the new offset).
 #[cfg(not(test))]
 fn offset() -> i64 {
-    modhost_sdk::db::get::<i64>(OFFSET).unwrap_or(0)
+    static OFFSET_SECONDS: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *OFFSET_SECONDS.get_or_init(|| modhost_sdk::db::get::<i64>(OFFSET).unwrap_or(0))
 }
 
 #[cfg(test)]
