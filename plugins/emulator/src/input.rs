@@ -5,6 +5,8 @@
 //! default), which a mod's JSON parse can multiply tens of times (`[0,0,…]` becomes 32 bytes a
 //! zero as a `Value`). The game knows how large its requests really are; a body over that, or a list
 //! longer than the game would ever act on, is answered 413 or 400 without being built in memory.
+//! Nesting is bounded too ([`MAX_DEPTH`]), members the game does not read included: serde skips an
+//! unread member without counting its depth.
 
 use modhost_sdk::{Error, Request, Result};
 use serde::Deserialize;
@@ -19,7 +21,44 @@ pub(crate) fn parse<T: DeserializeOwned>(req: &Request, what: &str, max: usize) 
     if len > max {
         return Err(Error::TooLarge(format!("{what}: the body is {len} bytes; the game reads at most {max}")));
     }
+    if let Some(at) = too_deep(req.body(), MAX_DEPTH) {
+        return Err(Error::Invalid(format!("{what}: the body nests deeper than {MAX_DEPTH} levels (at byte {at})")));
+    }
     req.json().map_err(|e| Error::Invalid(format!("{what}: {e}")))
+}
+
+/// The deepest nesting of arrays and objects a body may have: serde_json's own limit for what it
+/// builds, and several times what any request of the client nests (a raid's report, the deepest,
+/// about a dozen).
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// Where `json` first opens an array or object deeper than `max`, if it does (outside strings; the
+/// text need not be valid JSON, the parse that follows judges that).
+fn too_deep(json: &[u8], max: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, &byte) in json.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(at);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The body, when the client sends one, parsed as a JSON object: a route whose SPT request type has
@@ -72,6 +111,17 @@ mod tests {
     struct Batch {
         #[serde(deserialize_with = "at_most::<3, _, _>")]
         data: Vec<u32>,
+    }
+
+    #[test]
+    fn nesting_is_bounded_in_members_the_game_never_reads() {
+        let deep = |n: usize| format!(r#"{{"data":[],"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+        assert_eq!(too_deep(deep(MAX_DEPTH - 1).as_bytes(), MAX_DEPTH), None, "the object is one level");
+        assert_eq!(too_deep(deep(MAX_DEPTH).as_bytes(), MAX_DEPTH), Some(15 + MAX_DEPTH - 1));
+        assert_eq!(too_deep(deep(100_000).as_bytes(), MAX_DEPTH), Some(15 + MAX_DEPTH - 1));
+        // Brackets inside strings, escaped quotes included, are text.
+        let text = format!(r#"{{"a":"\"{}"}}"#, "[".repeat(1000));
+        assert_eq!(too_deep(text.as_bytes(), MAX_DEPTH), None);
     }
 
     #[test]

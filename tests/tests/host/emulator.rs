@@ -54,10 +54,12 @@ async fn the_boot_sequence_then_create_list_select() {
     let config = post(addr, "/client/game/config", A, serde_json::json!({})).await;
     assert_eq!(config["data"]["activeProfileId"], uid.as_str());
 
-    // Another session selects it; an unknown uid is refused.
-    let selected = post(addr, "/client/game/profile/select", B, serde_json::json!({"uid": uid})).await;
+    // Its session selects it; another session may not (`ownership.rs` tries every route), and an
+    // unknown uid is refused.
+    let selected = post(addr, "/client/game/profile/select", A, serde_json::json!({"uid": uid})).await;
     assert_eq!(selected["err"], 0, "{selected}");
-    assert_eq!(post(addr, "/client/game/profile/list", B, serde_json::json!({})).await["data"][0]["_id"], uid.as_str());
+    let taken = post(addr, "/client/game/profile/select", B, serde_json::json!({"uid": uid})).await;
+    assert_eq!(taken["err"], 1, "{taken}");
     let unknown =
         post(addr, "/client/game/profile/select", B, serde_json::json!({"uid": "ffffffffffffffffffffffff"})).await;
     assert_eq!(unknown["err"], 1);

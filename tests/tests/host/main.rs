@@ -23,6 +23,7 @@ mod inventory;
 mod lifecycle;
 mod notifier;
 mod observe;
+mod ownership;
 mod polyglot;
 mod routing;
 mod sessions;

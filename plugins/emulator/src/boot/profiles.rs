@@ -5,13 +5,20 @@
 //! A new PMC is the start character of the account's edition and the chosen side
 //! (`templates.profiles.<edition>.<bear|usec>.character`, SPT's `templates/profiles.json`) with fresh
 //! item ids, as SPT's `CreateProfileService` makes it; a db without that table gets a built-in start.
+//!
+//! **Whose profile it is.** Profile ids are not secrets (`/launcher/profiles` lists them), so a
+//! session plays only a profile that is its own ([`may_play`]): an account's is the one it names; one a
+//! session made without an account is that session's (`_modhost.owner`, written at create); one with
+//! no owner that no account names (brought in with `modhost store put`) goes to the first session that
+//! takes it, which then owns it. Every route that acts on a profile reads the session's binding
+//! (`profile::session_profile`), and the only writes of a binding are here, after that check.
 
 use crate::clock::now;
 use crate::events;
 use crate::ids::{is_id, new_id};
 use crate::input;
 use crate::launcher::account;
-use crate::profile::shape;
+use crate::profile::shape::{self, INDEX};
 use crate::profile::{bind, discard, load, nicknames, session_profile};
 use crate::raid::scav;
 use crate::templates::{EQUIPMENT, POCKETS, QUEST_RAID, QUEST_STASH, ROUBLES, SORTING_TABLE, STASH, Templates};
@@ -89,7 +96,8 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
         Some(character) => from_template(character, &start),
         None => new_profile(&start),
     };
-    let profile = shape::stored(pmc, &mut Templates::default());
+    let mut profile = shape::stored(pmc, &mut Templates::default());
+    profile[INDEX][OWNER] = json!(session);
     store::set(&format!("profile.{uid}"), &profile)?;
     bind(session, &uid)?;
     if let Some(account) = account.as_mut() {
@@ -124,8 +132,10 @@ pub(crate) fn list(req: &Request) -> Result<Response> {
         let all = store::list("profile.")?;
         if let [only] = all.as_slice() {
             let only = only.trim_start_matches("profile.").to_owned();
-            bind(session, &only)?;
-            uid = Some(only);
+            if may_play(session, None, &only)? {
+                bind(session, &only)?;
+                uid = Some(only);
+            }
         }
     }
     let mut profiles: Vec<Value> = Vec::new();
@@ -154,9 +164,48 @@ pub(crate) fn select(req: &Request) -> Result<Response> {
     if !is_id(&body.uid) || load(&body.uid)?.is_none() {
         return Ok(envelope::error(1, "no such profile"));
     }
+    let account = account::load(session)?;
+    if !may_play(session, account.as_ref(), &body.uid)? {
+        // The same answer as for an unknown uid would hide nothing (`/launcher/profiles` lists them):
+        // say why, so a player who picked the wrong one knows.
+        return Ok(envelope::error(1, "that profile is another player's: a session selects only its own"));
+    }
     bind(session, &body.uid)?;
     events::announce(events::PROFILE_SELECTED, &json!({ "session": session, "uid": body.uid }));
     Ok(envelope::ok(&json!({ "status": "ok" })))
+}
+
+/// The member of a profile's `_modhost` index naming the session that made it without an account.
+const OWNER: &str = "owner";
+
+/// Whether `session` (whose account, if it is one, is `account`) may play the profile `uid`; an
+/// ownerless profile no account names becomes `session`'s here (see the module's header).
+fn may_play(session: &str, account: Option<&account::Account>, uid: &str) -> Result<bool> {
+    if let Some(account) = account {
+        return Ok(account.profile.as_deref() == Some(uid));
+    }
+    let key = format!("profile.{uid}");
+    let path = db::path(&[INDEX, OWNER]);
+    for _ in 0..store::UPDATE_ATTEMPTS {
+        let Some((owner, version)) = store::doc_get::<Option<String>>(&key, &path)? else { return Ok(false) };
+        if let Some(owner) = owner {
+            return Ok(owner == session);
+        }
+        if account::any_names(uid)? {
+            return Ok(false);
+        }
+        // The claim patches the index alone, compare-and-set: of two sessions claiming at once, one
+        // owns it and the other reads that owner on its next pass.
+        match store::doc_patch_if_version(&key, INDEX, &json!({ OWNER: session }), version) {
+            Ok(_) => return Ok(true),
+            Err(modhost_sdk::Error::Conflict(_)) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(modhost_sdk::Error::Conflict(format!(
+        "profile {uid} changed {} times while being claimed",
+        store::UPDATE_ATTEMPTS
+    )))
 }
 
 /// `/client/game/profile/nickname/reserved`: the name the creation screen proposes, the account's

@@ -253,6 +253,17 @@ pub(crate) fn remove(account: &Account) -> Result<()> {
     release(&account.username, &account.id)
 }
 
+/// Whether some account plays the character `uid` (one read per account: for the rare claim of a
+/// character without an owner, never on a request's usual path).
+pub(crate) fn any_names(uid: &str) -> Result<bool> {
+    for key in store::list("account.")? {
+        if load(key.trim_start_matches("account."))?.is_some_and(|a| a.profile.as_deref() == Some(uid)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The account of the request's session, if the session is one.
 pub(crate) fn of_session(session: Option<&str>) -> Result<Option<Account>> {
     match session {

@@ -313,7 +313,8 @@ fn info(req: &Request) -> Result<Response> {
 }
 
 /// Every card: each account's, then each character no account owns (brought in with `modhost store
-/// put`, or made by a session that never logged in), at most [`MAX_LISTED`].
+/// put`, or made by a session that never logged in), at most [`MAX_LISTED`]. A password-protected
+/// account's card leaves out its id, which is its session.
 fn all_cards() -> Result<Vec<Value>> {
     let table = exp_table();
     let mut out = Vec::new();
@@ -323,7 +324,13 @@ fn all_cards() -> Result<Vec<Value>> {
         if let Some(uid) = &account.profile {
             owned.insert(uid.clone());
         }
-        out.push(mini_profile(Some(&account), account.profile.as_deref(), &table)?);
+        let mut card = mini_profile(Some(&account), account.profile.as_deref(), &table)?;
+        if account.has_password() {
+            // The account id is the session the client plays under: a credential, shown to no one
+            // but its owner (`info`). An account without a password opens for its username anyway.
+            card["profileId"] = json!("");
+        }
+        out.push(card);
     }
     for key in store::list("profile.")? {
         if out.len() >= MAX_LISTED {

@@ -5,6 +5,7 @@
 //! (`Inventory.items.<id>`) and keeps indexes beside them, in a top-level `_modhost` member the client
 //! never sees, so an action reads only the entries it needs (`store::doc_get` by path):
 //!
+//! - `_modhost.owner`: the session that made the profile without an account (`boot/profiles.rs`);
 //! - `_modhost.shape`: [`SHAPE`]; a profile without it (one written in SPT's shape, brought in with
 //!   `modhost store put`, say) is converted on first touch, once ([`stored`]).
 //! - `_modhost.children.<parent>.<child>`: the child's `slotId`, for "what is inside" (removing a
@@ -86,6 +87,10 @@ pub(crate) fn stored(mut profile: Value, templates: &mut Templates) -> Value {
         items.insert(key, item);
     }
     let mut index = json!({ "shape": SHAPE });
+    // Who owns it (`boot/profiles.rs`) is not a function of the items: it survives a rebuild.
+    if let Some(owner) = profile[INDEX].get("owner").filter(|o| o.is_string()) {
+        index["owner"] = owner.clone();
+    }
     for (key, item) in &items {
         if key.starts_with('~') {
             continue;

@@ -19,7 +19,7 @@
 //! {<item id>: [<tpl>, <units>]}, issuedCount}` (`serverId` is SPT's `<map>.<side> <seconds>`, which two
 //! raids in one second share; `raidId` is this raid's own), every item the raid handed out (its loot at start, the
 //! bots' inventories at each `bot/generate`), so its end can tell a found item from an invented one;
-//! `raidconfig.<uid>`, the last raid configuration the client sent.
+//! `raidconfig.<uid>`, the last raid configuration the client sent (SPT's members only: `config.rs`).
 //!
 //! What SPT reads from its config files (`inraid.json`, `bot.json`, `lostondeath.json`, `health.json`,
 //! `trader.json`) is read at its place in them under the db's `configs` (`configs.bot.maxBotCap`…: the
@@ -28,6 +28,7 @@
 //! `emulator.raid`. A database without them gets SPT's values ([`setting`]).
 
 pub(crate) mod bots;
+mod config;
 mod end;
 pub(crate) mod loot;
 mod progress;
@@ -64,7 +65,7 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/putMetrics", null)
         .route("/client/analytics/event-disconnect", null)
         .route("/client/location/getLocalloot", null)
-        .route("/client/raid/configuration", configuration)
+        .route("/client/raid/configuration", config::configuration)
         .route("/client/getMetricsConfig", metrics)
         .route("/client/localGame/weather", weather)
         .route("/client/match/local/start", start)
@@ -159,26 +160,12 @@ fn map_name(raw: &str) -> String {
     raw.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').take(48).collect::<String>().to_ascii_lowercase()
 }
 
-/// `/client/raid/configuration`: the raid settings the client chose (kept for the bots' difficulty).
-fn configuration(req: &Request) -> Result<Response> {
-    let settings: Value = input::parse(req, "raid/configuration", MAX_BODY)?;
-    if !settings.is_object() {
-        return Ok(envelope::error(1, "raid/configuration: the body is not an object"));
-    }
-    if let Some(uid) = profile::session_profile(req)? {
-        store::set(&format!("raidconfig.{uid}"), &settings)?;
-    }
-    Ok(envelope::null())
-}
-
 /// The difficulty the session's raid configuration chose in its dropdown, unless "as online".
 fn chosen_difficulty(req: &Request) -> Result<Option<String>> {
-    let Some(uid) = profile::session_profile(req)? else { return Ok(None) };
-    let Some((chosen, _)) = store::doc_get::<Value>(&format!("raidconfig.{uid}"), "wavesSettings.botDifficulty")?
-    else {
-        return Ok(None);
-    };
-    Ok(chosen.as_str().filter(|d| !d.eq_ignore_ascii_case("asonline")).map(str::to_owned))
+    match profile::session_profile(req)? {
+        Some(uid) => config::chosen_difficulty(&uid),
+        None => Ok(None),
+    }
 }
 
 /// `/singleplayer/settings/bot/difficulty/<type>/<level>`: that type's settings at that level (the
