@@ -70,7 +70,8 @@ pub(crate) fn cost(ns: &str, key: &str, value_len: u64) -> i64 {
     (value_len + ns.len() as u64 + key.len() as u64 + ROW_OVERHEAD) as i64
 }
 
-/// The same, as SQL over a `history` row (for sums at open and for rows replaced or evicted).
+/// The same, as SQL over a `history` row (for sums at open and for rows replaced or evicted); its 64
+/// is [`ROW_OVERHEAD`].
 pub(crate) const COST_SQL: &str = "length(value) + length(ns) + length(key) + 64";
 
 /// Inside a commit job: writes `backup` for `ns`/`key` (`deleting`: the key is being deleted, so its
@@ -86,6 +87,10 @@ pub(crate) fn write(
     backup: &Backup,
     deleting: bool,
 ) -> rusqlite::Result<()> {
+    if matches!(backup, Backup::None) && !deleting {
+        // The common case (a write between two backups of its key): nothing to do.
+        return Ok(());
+    }
     let mut change = 0i64;
     if deleting {
         change -= conn
@@ -125,8 +130,10 @@ pub(crate) fn write(
     if change > 0 {
         change -= evict(conn, ledger.history_budget(ns), ledger.usage(ns).history.saturating_add_signed(change), ns)?;
     }
-    ledger.apply_history(ns, change);
-    settled.0.fetch_add(change, Ordering::Relaxed);
+    if change != 0 {
+        ledger.apply_history(ns, change);
+        settled.0.fetch_add(change, Ordering::Relaxed);
+    }
     Ok(())
 }
 
