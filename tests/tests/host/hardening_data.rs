@@ -183,7 +183,7 @@ async fn a_mods_timers_are_held_to_its_store_quota_and_fired_ones_leave_no_backu
     let ask = json!({"name": "note", "delay_ms": 0, "payload_bytes": 1000, "count": 60});
     assert_eq!(call(&server, "/timer/schedule", ask.to_string().as_bytes()).await["ids"].as_array().unwrap().len(), 60);
     let started = std::time::Instant::now();
-    while server.app.store.list("timers.tm", "o.").unwrap().len() > 0 && started.elapsed().as_secs() < 20 {
+    while !server.app.store.list("timers.tm", "o.").unwrap().is_empty() && started.elapsed().as_secs() < 20 {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(server.app.store.list("timers.tm", "o.").unwrap(), Vec::<String>::new(), "every timer fired");
