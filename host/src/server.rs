@@ -63,6 +63,12 @@ impl Server {
             None => config.max_connections.max(1),
         };
         store.set_quotas(config.store_quotas());
+        // The timers' records are the host's bookkeeping, not values anyone restores: never backed up
+        // (each fired one-shot would leave its record in the store's backups).
+        let dropped = store.without_backups(crate::realtime::timers::NAMESPACE_PREFIX)?;
+        if dropped > 0 {
+            tracing::info!("dropped {dropped} backups of timer records (timer records are no longer backed up)");
+        }
         // Listen before the mods load: a client that connects during boot waits, and is never refused.
         let listener =
             Arc::new(TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?);

@@ -366,7 +366,8 @@ pub struct ModLimits {
     pub quarantine_after: u32,
     /// How long a strike counts, and how long a success keeps traps and deadlines from striking.
     pub quarantine_window: Duration,
-    /// What the mod's store namespace may hold (bytes of values and pending patches, keys).
+    /// What the mod's store namespace may hold (bytes of values and pending patches, keys); its
+    /// timers' namespace is held to the same, apart, and so are the backups of each.
     pub store_quota: modhost_store::Quota,
     /// The largest document one `db.patch` may carry: validating and merging cost its size, inside
     /// one call that its deadline cannot stop.
@@ -494,9 +495,17 @@ impl ServerSettings {
         self.per_mod.get(id).unwrap_or(&self.limits).clone()
     }
 
-    /// The store's quotas: `[limits]`'s for every namespace, `[mods.<id>]`'s for that mod's own.
+    /// The store's quotas: `[limits]`'s for every namespace, `[mods.<id>]`'s for that mod's own and,
+    /// apart, for its timers' (`timers.<id>`, where its pending timers are kept): a mod's quota bounds
+    /// everything it can make the store hold, each namespace its own allowance of that size.
     pub fn store_quotas(&self) -> modhost_store::Quotas {
-        let namespaces = self.per_mod.iter().map(|(id, limits)| (id.clone(), limits.store_quota)).collect();
+        let namespaces = self
+            .per_mod
+            .iter()
+            .flat_map(|(id, limits)| {
+                [(id.clone(), limits.store_quota), (crate::realtime::timers::namespace(id), limits.store_quota)]
+            })
+            .collect();
         modhost_store::Quotas { default: self.limits.store_quota, namespaces }
     }
 }
@@ -596,6 +605,7 @@ mod tests {
         let quotas = config.store_quotas();
         assert_eq!(quotas.default, modhost_store::Quota { bytes: 10 << 20, keys: modhost_store::DEFAULT_QUOTA_KEYS });
         assert_eq!(quotas.namespaces["big"], modhost_store::Quota { bytes: 1000 << 20, keys: 7 });
+        assert_eq!(quotas.namespaces["timers.big"], quotas.namespaces["big"], "its timers are held to it too");
         for bad in ["store_mib = 0", "store_mib = 18446744073709551615", "store_keys = 0", "db_patch_mib = 100000"] {
             let file = PlayerFile::parse(&format!("[limits]\n{bad}")).unwrap();
             let e = ServerSettings::new("r").apply_player_file(&file).unwrap_err().to_string();

@@ -53,10 +53,10 @@ pub(crate) const MAX_DELAY_MS: u64 = 30 * 24 * 3600 * 1000;
 /// before it is tried again.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// The prefix of the host's timer namespaces: a dot no mod id has.
-const NAMESPACE_PREFIX: &str = "timers.";
+pub(crate) const NAMESPACE_PREFIX: &str = "timers.";
 
 /// The store namespace of `module`'s timers.
-fn namespace(module: &str) -> String {
+pub(crate) fn namespace(module: &str) -> String {
     format!("{NAMESPACE_PREFIX}{module}")
 }
 

@@ -7,9 +7,11 @@
 //! Records written while it serialized stay, and still apply on top after a restart.
 //!
 //! A checkpoint copies the log's pages into the database file. With `wal_autocheckpoint` off, this
-//! thread runs one (PASSIVE: it never blocks a writer) a second after commits, so no request pays.
+//! thread runs one (PASSIVE: it never blocks a writer) a second after commits, so no request pays;
+//! when the log is still long after it, a TRUNCATE one starts it over (`checkpoint` says why).
 
-use crate::{Id, Inner, Known, MAX_VALUE_BYTES, StoreError, backup_slot};
+use crate::history::{self, Backup};
+use crate::{Id, Inner, Known, MAX_VALUE_BYTES, StoreError};
 use rusqlite::{Connection, params};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -105,15 +107,39 @@ fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
         }
         let commits = inner.commits.load(Ordering::Relaxed);
         if commits != checkpointed_at && last.elapsed() >= CHECKPOINT_AFTER {
-            if let Err(e) = checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                tracing::warn!("could not checkpoint the store's log: {e}");
-            }
+            checkpoint(checkpointer);
             checkpointed_at = commits;
             last = Instant::now();
         }
     }
     // Leave a short log behind: the next open has less to read.
     let _ = checkpointer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+}
+
+/// Checkpoints the log without blocking a writer, then, if the log holds more than
+/// [`crate::sql::WAL_KEPT`], starts it over from the beginning and cuts the file back.
+///
+/// Why the second step: a PASSIVE checkpoint copies the frames that are in the log when it starts,
+/// but the log starts over only when a writer finds every frame copied, which under steady commits
+/// never happens: the log then grows with every commit, without bound (hundreds of MB in seconds of
+/// small commits). TRUNCATE waits for the commit in progress and holds the next ones while it copies
+/// what the PASSIVE one did not (the frames of the last moment) and empties the file, so a writer
+/// waits about one small copy, at most once a second, and only while commits keep coming.
+fn checkpoint(conn: &Connection) {
+    let passive = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| row.get::<_, i64>(1));
+    let frames = match passive {
+        Ok(frames) => frames,
+        Err(e) => {
+            tracing::warn!("could not checkpoint the store's log: {e}");
+            return;
+        }
+    };
+    let page: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap_or(4096);
+    if frames.saturating_mul(page) > crate::sql::WAL_KEPT
+        && let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    {
+        tracing::warn!("could not start the store's log over: {e}");
+    }
 }
 
 /// Folds one key's records, if it is cached with some. Answers whether it folded.
@@ -132,28 +158,24 @@ fn fold(inner: &Inner, id: &Id) -> Result<bool, StoreError> {
     if now.epoch != seen.epoch {
         return Ok(false);
     }
-    let backup = inner.backup_due(id);
+    let backup = inner.backed(&id.0) && inner.backup_due(id);
+    let saved = if backup { Backup::Stored(seen.stored) } else { Backup::None };
     let (ns, key, value, upto) = (id.0.clone(), id.1.clone(), text.clone(), seen.last_seq);
-    inner
-        .commit(Box::new(move |conn| {
-            if backup {
-                let (slot, millis) = backup_slot();
-                conn.prepare_cached(
-                    "INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value)
-                     SELECT ns, key, ?3, ?4, value FROM kv WHERE ns = ?1 AND key = ?2",
-                )?
-                .execute(params![ns, key, slot, millis])?;
-            }
-            conn.prepare_cached("UPDATE kv SET value = ?3 WHERE ns = ?1 AND key = ?2")?.execute(params![
-                ns,
-                key,
-                value.as_ref()
-            ])?;
-            conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2 AND seq <= ?3")?
-                .execute(params![ns, key, upto])
-                .map(|n| n as i64)
-        }))
-        .map_err(crate::io_error("fold", &id.1))?;
+    let (ledger, settled) = (inner.ledger.clone(), history::Settled::default());
+    let counted = settled.clone();
+    let outcome = inner.commit(Box::new(move |conn| {
+        history::write(conn, &ledger, &counted, &ns, &key, &saved, false)?;
+        conn.prepare_cached("UPDATE kv SET value = ?3 WHERE ns = ?1 AND key = ?2")?.execute(params![
+            ns,
+            key,
+            value.as_ref()
+        ])?;
+        conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2 AND seq <= ?3")?
+            .execute(params![ns, key, upto])
+            .map(|n| n as i64)
+    }));
+    settled.settle(&inner.ledger, &id.0, outcome.is_ok());
+    outcome.map_err(crate::io_error("fold", &id.1))?;
     // The whole value replaces the stored one and the records it includes. A fold is never refused:
     // it can only differ from what it replaces by a member's quotes and braces.
     inner.ledger.apply(&id.0, crate::quota::change(seen.stored + seen.pending_bytes, text.len()), 0);

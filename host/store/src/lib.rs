@@ -15,9 +15,10 @@
 //! - **Documents** (`doc.rs`): a JSON object value is held parsed, as the db engine's immutable tree; a
 //!   path read costs the path, and a patch is committed as a small record (`patches`) that the
 //!   maintenance thread (`fold.rs`) later folds into the whole value, off the request path.
-//! - **Backups**: before a key is overwritten, deleted or folded, its old value is copied whole into the
-//!   `history` table (three slots per key), at most once per key per 5 minutes, plus on the first write
-//!   of each run.
+//! - **Backups** (`history.rs`): before a key is overwritten or folded, its old value is copied whole
+//!   into the `history` table (three slots per key), at most once per key per 5 minutes, plus on the
+//!   first write of each run; a delete keeps the deleted value as the key's one backup. Each
+//!   namespace's backups are held to a budget equal to its byte quota, the oldest giving way.
 //! - **Import** (`import.rs`): a store in the old one-file-per-key layout is imported at first open,
 //!   and its folders are kept, moved aside.
 //!
@@ -29,6 +30,7 @@
 
 mod doc;
 mod fold;
+mod history;
 mod import;
 mod lock;
 mod quota;
@@ -44,7 +46,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The largest value `set` accepts (and the largest a document may grow to).
 pub const MAX_VALUE_BYTES: usize = 64 << 20;
@@ -52,10 +54,6 @@ pub const MAX_VALUE_BYTES: usize = 64 << 20;
 pub const MAX_KEY_LEN: usize = 180;
 /// Values kept in memory, in bytes; past it the cache is emptied and refills from the database.
 const CACHE_BUDGET: usize = 256 << 20;
-/// A key's old value is backed up at most this often (and always on its first write of a run).
-const BACKUP_EVERY: Duration = Duration::from_secs(300);
-/// Backups kept per key.
-const BACKUP_SLOTS: u64 = 3;
 /// What one cache entry costs beside its value and names, roughly: counted so that remembered
 /// absences cannot grow the cache without bound.
 const ENTRY_OVERHEAD: usize = 96;
@@ -236,8 +234,11 @@ struct Inner {
     commits: AtomicU64,
     stripes: Vec<Mutex<()>>,
     state: Mutex<State>,
-    /// Each namespace's bytes and keys, held to its quota.
-    ledger: quota::Ledger,
+    /// Each namespace's bytes, keys and backups, held to its quota. Shared with commit jobs, which
+    /// count the backups they write and evict (`history.rs`).
+    ledger: Arc<quota::Ledger>,
+    /// Prefixes of the namespaces never backed up (the host's own bookkeeping, [`Store::without_backups`]).
+    unbacked: Mutex<Vec<String>>,
     /// Held by a fold from its first look at the entry to its last: two folds of one key at once (the
     /// maintenance thread's and `compact`'s) could otherwise write an older document over a newer fold.
     folding: Mutex<()>,
@@ -281,7 +282,8 @@ impl Store {
             commits: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             state: Mutex::new(State::default()),
-            ledger,
+            ledger: Arc::new(ledger),
+            unbacked: Mutex::new(Vec::new()),
             folding: Mutex::new(()),
         });
         let maintenance = fold::Maintenance::start(inner.clone(), checkpointer);
@@ -366,6 +368,31 @@ impl Store {
     /// would take a namespace over its quota are refused with [`StoreError::Quota`].
     pub fn set_quotas(&self, quotas: Quotas) {
         self.inner.ledger.set_quotas(quotas);
+    }
+
+    /// Never backs up the namespaces whose names start with `prefix` from now on, and deletes the
+    /// backups they hold; answers how many. For the host's own bookkeeping (its timers' records): no
+    /// one restores a fired timer, and backing up each one would grow the store with every firing.
+    pub fn without_backups(&self, prefix: &str) -> Result<u64, StoreError> {
+        {
+            let mut unbacked = self.inner.unbacked.lock().unwrap_or_else(PoisonError::into_inner);
+            if !unbacked.iter().any(|p| p == prefix) {
+                unbacked.push(prefix.to_owned());
+            }
+        }
+        // Namespaces are `[A-Za-z0-9._-]`, all below `~`: the names starting with `prefix` are the
+        // range [prefix, prefix + "~"), which the history's index answers.
+        let (from, to) = (prefix.to_owned(), format!("{prefix}~"));
+        let deleted = self
+            .inner
+            .commit(Box::new(move |conn| {
+                conn.prepare_cached("DELETE FROM history WHERE ns >= ?1 AND ns < ?2")?
+                    .execute(params![from, to])
+                    .map(|n| n as i64)
+            }))
+            .map_err(io_error("delete the backups of", prefix))?;
+        self.inner.ledger.clear_history(prefix);
+        Ok(deleted as u64)
     }
 
     /// What `namespace` holds now, as its quota counts it.
@@ -551,14 +578,23 @@ impl Inner {
         let held = current.as_ref().map_or(0, |c| c.stored + c.pending_bytes);
         let keys = i64::from(value.is_some()) - i64::from(existed);
         let reserved = self.ledger.reserve(&id.0, key, quota::change(held, value.map_or(0, <[u8]>::len)), keys)?;
-        let backup = current.as_ref().and_then(|old| self.backup_due(id).then(|| self.whole(old)));
+        // An overwrite backs the old value up when due; a delete always keeps the value it deletes (and
+        // only that one), unless the namespace is never backed up.
+        let deleting = value.is_none();
+        let backup = match &current {
+            Some(old) if self.backed(&id.0) && (deleting || self.backup_due(id)) => {
+                history::Backup::Value(self.whole(old))
+            }
+            _ => history::Backup::None,
+        };
+        let overwrite_backed_up = !deleting && matches!(backup, history::Backup::Value(_));
         let (ns, k) = (id.0.clone(), id.1.clone());
         let stored = value.map(Bytes::copy_from_slice);
         let row = stored.clone();
+        let (ledger, settled) = (self.ledger.clone(), history::Settled::default());
+        let counted = settled.clone();
         let outcome = self.commit(Box::new(move |conn| {
-            if let Some(old) = &backup {
-                save_backup(conn, &ns, &k, old)?;
-            }
+            history::write(conn, &ledger, &counted, &ns, &k, &backup, deleting)?;
             conn.prepare_cached("DELETE FROM patches WHERE ns = ?1 AND key = ?2")?.execute(params![ns, k])?;
             match &row {
                 Some(value) => conn
@@ -568,10 +604,11 @@ impl Inner {
             }
             .map(|n| n as i64)
         }));
+        settled.settle(&self.ledger, &id.0, outcome.is_ok());
         let op = if value.is_some() { "write" } else { "delete" };
         outcome.map_err(io_error(op, key))?;
         reserved.keep();
-        if current.is_some() && self.backup_due(id) {
+        if overwrite_backed_up {
             self.backed_up(id);
         }
         let known = match stored {
@@ -620,14 +657,20 @@ impl Inner {
     }
 
     fn backup_due(&self, id: &Id) -> bool {
-        self.state().backed_up.get(id).is_none_or(|at| at.elapsed() >= BACKUP_EVERY)
+        self.state().backed_up.get(id).is_none_or(|at| at.elapsed() >= history::BACKUP_EVERY)
+    }
+
+    /// Whether `namespace` is backed up (not the host's own bookkeeping).
+    fn backed(&self, namespace: &str) -> bool {
+        let unbacked = self.unbacked.lock().unwrap_or_else(PoisonError::into_inner);
+        unbacked.is_empty() || !unbacked.iter().any(|prefix| namespace.starts_with(prefix.as_str()))
     }
 
     fn backed_up(&self, id: &Id) {
         let mut state = self.state();
         if state.backed_up.len() >= 4096 {
             // Forget keys whose period is over: they would be backed up again anyway.
-            state.backed_up.retain(|_, at| at.elapsed() < BACKUP_EVERY);
+            state.backed_up.retain(|_, at| at.elapsed() < history::BACKUP_EVERY);
         }
         state.backed_up.insert(id.clone(), Instant::now());
     }
@@ -710,21 +753,6 @@ fn check_expected(key: &str, current: Option<&Entry>, expected: Option<Option<u6
     }
     let show = |v: Option<u64>| v.map_or_else(|| "absent".to_owned(), |v| format!("version {v}"));
     Err(StoreError::Conflict { key: key.to_owned(), expected: show(expected), found: show(found) })
-}
-
-/// Copies an old value whole into the key's backup ring: slot `(unix_ms / 5 min) mod 3 + 1`, so the
-/// ring spans restarts and holds up to 15 minutes of history.
-fn save_backup(conn: &Connection, ns: &str, key: &str, old: &[u8]) -> rusqlite::Result<()> {
-    let (slot, millis) = backup_slot();
-    conn.prepare_cached("INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![ns, key, slot, millis, old])?;
-    Ok(())
-}
-
-/// The backup slot for now, and now in Unix milliseconds.
-fn backup_slot() -> (i64, i64) {
-    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    (((millis / BACKUP_EVERY.as_millis() as u64) % BACKUP_SLOTS + 1) as i64, millis as i64)
 }
 
 /// Key rules: 1-180 characters of `[A-Za-z0-9._-]`, no leading dot. Refused, never rewritten.

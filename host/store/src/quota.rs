@@ -4,9 +4,10 @@
 //! Key types: [`Quota`], [`Quotas`] (the player's settings), `Ledger` (each namespace's running usage).
 //!
 //! What counts: every stored value's bytes and every pending patch record's bytes (its path and patch),
-//! and every key. The backup ring (`history`) does not: it holds at most three older whole values per
-//! key, written at most once per key per five minutes, so a namespace's disk use stays within about four
-//! times its quota.
+//! and every key. The namespace's backups (`history`) are counted apart, against a budget of their own
+//! equal to the byte quota, where the oldest give way to new ones and never refuse a write
+//! (`history.rs` says why); with both bounded, a namespace's disk use stays within about four times
+//! its quota.
 //!
 //! Counting is cheap: the ledger sums each namespace once at open (one pass over the rows' headers:
 //! SQLite's `length()` of a blob does not read the blob), then keeps a running total in memory, changed
@@ -62,6 +63,9 @@ pub struct Usage {
     pub bytes: u64,
     /// Keys.
     pub keys: u64,
+    /// What its backups cost (values, names and a fixed overhead per backup): held within the byte
+    /// quota apart from `bytes`, by deleting the oldest backups.
+    pub history: u64,
 }
 
 /// Each namespace's usage, and the quotas it is held to.
@@ -118,6 +122,13 @@ impl Ledger {
             let (ns, bytes) = row?;
             usage.entry(ns).or_default().bytes += bytes.max(0) as u64;
         }
+        let mut backups = conn
+            .prepare(&format!("SELECT ns, coalesce(sum({}), 0) FROM history GROUP BY ns", crate::history::COST_SQL))?;
+        let rows = backups.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (ns, bytes) = row?;
+            usage.entry(ns).or_default().history += bytes.max(0) as u64;
+        }
         Ok(Ledger { quotas: Mutex::new(Quotas::default()), usage: Mutex::new(usage) })
     }
 
@@ -160,6 +171,25 @@ impl Ledger {
         entry.bytes = after(entry.bytes, bytes);
         entry.keys = after(entry.keys, keys);
         Ok(Reservation { ledger: self, namespace, bytes, keys, kept: false })
+    }
+
+    /// What `namespace`'s backups may cost: its byte quota.
+    pub(crate) fn history_budget(&self, namespace: &str) -> u64 {
+        self.quotas.lock().unwrap_or_else(PoisonError::into_inner).of(namespace).bytes
+    }
+
+    /// Counts a change of `namespace`'s backups.
+    pub(crate) fn apply_history(&self, namespace: &str, bytes: i64) {
+        let mut usage = self.all();
+        let entry = usage.entry(namespace.to_owned()).or_default();
+        entry.history = entry.history.saturating_add_signed(bytes);
+    }
+
+    /// Forgets the backups of the namespaces starting with `prefix` (they were deleted).
+    pub(crate) fn clear_history(&self, prefix: &str) {
+        for (_, usage) in self.all().iter_mut().filter(|(ns, _)| ns.starts_with(prefix)) {
+            usage.history = 0;
+        }
     }
 
     /// Counts a change that is never refused (a fold, which rewrites what is already there).

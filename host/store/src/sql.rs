@@ -19,6 +19,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The database file inside the store's directory (with its `-wal` and `-shm` beside it).
 pub(crate) const FILE: &str = "store.sqlite3";
+/// The size the write-ahead log is cut back to when it starts over (`journal_size_limit`).
+pub(crate) const WAL_KEPT: i64 = 1 << 20;
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS kv (
@@ -35,6 +37,8 @@ const SCHEMA: &str = "
         ns TEXT NOT NULL, key TEXT NOT NULL, slot INTEGER NOT NULL, saved_ms INTEGER NOT NULL, value BLOB NOT NULL,
         UNIQUE (ns, key, slot)
     );
+    -- A namespace's backups oldest first: the ones that give way when its backups pass their budget.
+    CREATE INDEX IF NOT EXISTS history_by_age ON history (ns, saved_ms);
     CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
 
@@ -51,6 +55,10 @@ pub(crate) fn open(dir: &Path, durable: bool) -> rusqlite::Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // The log grows with the commits between two checkpoints (about a second of them), not with what
+    // the store holds; SQLite reuses the file rather than shrinking it. Cut back to this when it starts
+    // over after a checkpoint, so a burst of commits does not keep its size on disk for good.
+    conn.pragma_update(None, "journal_size_limit", WAL_KEPT)?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
 }

@@ -6,6 +6,7 @@ use super::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fs;
+use std::time::Duration;
 
 fn open(dir: &Path) -> Store {
     Store::open(dir, false).unwrap()
@@ -552,7 +553,7 @@ fn a_namespace_is_held_to_its_quota_by_whole_writes_patches_and_first_patches() 
     assert!(message.contains("namespace `m`") && message.contains("1000 bytes"), "{message}");
     assert_eq!(s.get("m", "b").unwrap(), None, "nothing was written");
     s.set("m", "b", &[b'x'; 400]).unwrap();
-    assert_eq!(s.usage("m"), Usage { bytes: 1000, keys: 2 });
+    assert_eq!(s.usage("m"), Usage { bytes: 1000, keys: 2, history: 0 });
     // A document's patches count (path and patch), and so does the first patch of a key.
     s.set("m", "b", br#"{"v":1}"#).unwrap();
     let used = s.usage("m").bytes;
@@ -643,4 +644,156 @@ fn a_read_waits_for_a_write_of_its_key_in_progress_and_answers_what_it_committed
     assert!(!s.answers_from_memory("m", "profile", false));
     drop(fence);
     assert!(s.answers_from_memory("m", "profile", false));
+}
+
+/// The database's files (with its log and shared memory), in bytes.
+fn disk_use(dir: &Path) -> u64 {
+    ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| fs::metadata(dir.join(format!("{}{suffix}", sql::FILE))).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// The backups of `ns` as the database holds them, costed as the budget counts them.
+fn history_cost(dir: &Path, ns: &str) -> u64 {
+    let sql = format!("SELECT coalesce(sum({}), 0) FROM history WHERE ns = ?1", history::COST_SQL);
+    raw(dir).query_row(&sql, [ns], |r| r.get::<_, i64>(0)).unwrap() as u64
+}
+
+#[test]
+fn a_namespace_writing_and_deleting_distinct_keys_stays_within_four_times_its_quota_on_disk() {
+    // Issue 29: each delete copied the old value into `history`, uncounted and never pruned: a
+    // namespace under a 1 MiB quota writing and deleting distinct keys left hundreds of MB.
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let quota = 2 << 20;
+    s.set_quotas(quotas(quota, 1000));
+    let empty = disk_use(dir.path());
+    let value = vec![b'v'; 4000];
+    // 3000 distinct keys of 4000 bytes written, overwritten once and deleted: 24 MB of old values,
+    // twelve times the quota.
+    for n in 0..3000 {
+        let key = format!("churn.{n}");
+        s.set("m", &key, &value).unwrap();
+        s.set("m", &key, &value[..3999]).unwrap();
+        assert!(s.delete("m", &key).unwrap());
+    }
+    let usage = s.usage("m");
+    assert_eq!((usage.bytes, usage.keys), (0, 0));
+    assert!(usage.history <= quota, "the backups cost {} bytes; their budget is {quota}", usage.history);
+    assert_eq!(usage.history, history_cost(dir.path(), "m"), "the running count is what the database holds");
+    // The newest backups are kept, the oldest gave way: the last key deleted can be restored.
+    assert_eq!(backups(dir.path(), "churn.2999"), [value[..3999].to_vec()], "a delete keeps what it deleted");
+    assert!(backups(dir.path(), "churn.0").is_empty());
+    // On disk, log included, once the maintenance thread has checkpointed the log (a second after
+    // the last commit).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut used = disk_use(dir.path());
+    while used > empty + 4 * quota && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        used = disk_use(dir.path());
+    }
+    assert!(
+        used <= empty + 4 * quota,
+        "the store's files hold {used} bytes after 24 MB written and deleted under a {quota}-byte quota \
+         (empty: {empty}); the bound is four times the quota"
+    );
+    // Counted at open as it was while running.
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.usage("m").history, history_cost(dir.path(), "m"));
+}
+
+#[test]
+fn a_delete_keeps_the_value_it_deleted_as_the_keys_one_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set("m", "k", b"one").unwrap();
+    s.set("m", "k", b"two").unwrap();
+    // Older backups of the key, in other slots (as a key written over 15 minutes has).
+    raw(dir.path())
+        .execute_batch(
+            "INSERT OR REPLACE INTO history (ns, key, slot, saved_ms, value) VALUES ('m', 'k', 1, 1, 'a'), ('m', 'k', 2, 2, 'b'), ('m', 'k', 3, 3, 'c')",
+        )
+        .unwrap();
+    drop(s);
+    let s = open(dir.path());
+    // Not due for a backup in this run's first 5 minutes, had it been an overwrite: a delete is.
+    s.set("m", "k", b"three").unwrap();
+    s.set("m", "k", b"four").unwrap();
+    assert!(s.delete("m", "k").unwrap());
+    assert_eq!(backups(dir.path(), "k"), [b"four".to_vec()]);
+    assert_eq!(s.usage("m").history, history::cost("m", "k", 4) as u64);
+    assert_eq!(s.usage("m").history, history_cost(dir.path(), "m"));
+}
+
+#[test]
+fn the_hosts_bookkeeping_namespaces_are_never_backed_up() {
+    // Issue 29: every fired one-shot timer left its record in `history` (300 timers: 18 MB).
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.set("timers.m", "o.1", &[b't'; 1000]).unwrap();
+    s.set("timers.m", "p.tick", b"1").unwrap();
+    s.set("timers.m", "p.tick", b"2").unwrap();
+    assert!(s.delete("timers.m", "o.1").unwrap());
+    s.set("timersx", "k", b"1").unwrap();
+    assert!(s.delete("timersx", "k").unwrap());
+    assert!(history_cost(dir.path(), "timers.m") > 0, "backed up until the host says otherwise");
+    // The host marks its bookkeeping: what is there goes, and nothing more is backed up.
+    assert_eq!(s.without_backups("timers.").unwrap(), 2);
+    assert_eq!(s.usage("timers.m").history, 0);
+    for n in 0..300 {
+        let key = format!("o.{n}");
+        s.set("timers.m", &key, &[b't'; 1000]).unwrap();
+        assert!(s.delete("timers.m", &key).unwrap());
+        s.set("timers.m", "p.tick", n.to_string().as_bytes()).unwrap();
+    }
+    drop(s);
+    let s = open(dir.path());
+    s.without_backups("timers.").unwrap();
+    s.set("timers.m", "p.tick", b"after a restart").unwrap();
+    assert_eq!(history_cost(dir.path(), "timers.m"), 0);
+    assert_eq!(s.usage("timers.m").history, 0);
+    // Other namespaces are still backed up, one sharing the prefix's letters included.
+    assert!(history_cost(dir.path(), "timersx") > 0);
+}
+
+#[test]
+fn an_old_folder_found_beside_live_values_never_replaces_them_and_says_which_it_kept() {
+    // Issue 29: a namespace-named folder appearing in a store that never imported overwrote live
+    // values, with no backup.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = open(d);
+    s.set("m", "profile.1", b"live").unwrap();
+    drop(s);
+    fs::create_dir_all(d.join("m/.hist")).unwrap();
+    fs::write(d.join("m/profile.1"), b"old file").unwrap();
+    fs::write(d.join("m/new"), b"only in the file").unwrap();
+    fs::write(d.join("m/.hist/profile.1.1"), b"older file").unwrap();
+    let report = import::from_files_layout(d, &sql::open(d, false).unwrap()).unwrap();
+    assert_eq!(report.kept, [("m".to_owned(), "profile.1".to_owned())]);
+    assert_eq!(report.moved, [(d.join("m"), d.join(".files-layout/m"), true)]);
+    let s = open(d);
+    assert_eq!(s.get("m", "profile.1").unwrap().as_deref(), Some(&b"live"[..]));
+    assert_eq!(s.get("m", "new").unwrap().as_deref(), Some(&b"only in the file"[..]));
+    assert_eq!(fs::read(d.join(".files-layout/m/profile.1")).unwrap(), b"old file", "the file is kept");
+}
+
+#[test]
+fn a_folder_found_after_the_import_is_moved_aside_unread_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("m")).unwrap();
+    fs::write(d.join("m/k"), b"imported").unwrap();
+    drop(open(d));
+    fs::create_dir_all(d.join("m")).unwrap();
+    fs::write(d.join("m/k"), b"late file").unwrap();
+    let report = import::from_files_layout(d, &sql::open(d, false).unwrap()).unwrap();
+    assert!(report.kept.is_empty());
+    assert_eq!(report.moved, [(d.join("m"), d.join(".files-layout/m.1"), false)]);
+    let s = open(d);
+    assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"imported"[..]));
+    assert_eq!(fs::read(d.join(".files-layout/m.1/k")).unwrap(), b"late file");
 }

@@ -103,3 +103,90 @@ async fn a_db_json_nested_far_deeper_than_any_path_survives_a_reload() {
     assert_eq!(reply.status, 200);
     assert!(reply.text().starts_with("{\"a\":{\"a\":"), "{}", &reply.text()[..40]);
 }
+
+/// The store's files in `dir` (the database, its log and shared memory), in bytes.
+fn store_files(dir: &std::path::Path) -> u64 {
+    ["store.sqlite3", "store.sqlite3-wal", "store.sqlite3-shm"]
+        .iter()
+        .filter_map(|name| std::fs::metadata(dir.join(name)).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_grantless_mod_writing_and_deleting_distinct_keys_stays_within_its_quota_on_disk_and_players_save_on() {
+    // Issue 29: with `store_mib = 1`, writing and deleting distinct keys left every deleted value in
+    // the store's backups, uncounted: hundreds of MB, until every player's saves failed.
+    let builder = TestServer::builder().config(|c| c.builtin_mods = true).with_mod("fx", guests::FIXTURE, "");
+    std::fs::write(builder.root().join("modhost.toml"), "[mods.fx]\nstore_mib = 1\n").unwrap();
+    let server = builder.start().await.unwrap();
+    let dir = server.root().join("store");
+    let before = store_files(&dir);
+    // 400 keys of 64 KiB written and deleted: 26 MB through a 1 MiB quota.
+    for from in [0, 100, 200, 300] {
+        let churned = call(&server, &format!("/fx/churn/65536/100/{from}"), b"").await;
+        assert_eq!(churned, json!({"done": 100, "error": null}), "a delete is never refused");
+    }
+    let usage = server.app.store.usage("fx");
+    assert_eq!((usage.bytes, usage.keys), (0, 0));
+    assert!(usage.history <= 1 << 20, "fx's backups cost {} bytes, over its 1 MiB quota", usage.history);
+    // On disk, the log included, once the store's maintenance has checkpointed it (each second).
+    let bound = before + 4 * (1 << 20);
+    let started = std::time::Instant::now();
+    let mut used = store_files(&dir);
+    while used > bound && started.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        used = store_files(&dir);
+    }
+    assert!(used <= bound, "the store's files grew from {before} to {used} bytes under fx's 1 MiB quota");
+    // Its backups do not take its quota: it may still fill it, and is then refused, clearly.
+    let filled = call(&server, "/fx/fill/65536", b"").await;
+    assert_eq!(filled["written"], 16, "{filled}");
+    let error = filled["error"].as_str().unwrap();
+    assert!(
+        error.contains("namespace `fx`") && error.contains("1048576 bytes") && error.contains("store_mib"),
+        "{error}"
+    );
+    // A player's profile is saved through the game meanwhile.
+    let session = "0123456789abcdef01234567";
+    let create = br#"{"nickname": "Saver", "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}"#;
+    let reply = send(server.addr, &Call::post("/client/game/profile/create", create).session(session)).await.unwrap();
+    assert_eq!(reply.json()["err"], 0, "{}", reply.text());
+    let profiles =
+        send(server.addr, &Call::post("/client/game/profile/list", b"{}").session(session)).await.unwrap().json();
+    assert_eq!(profiles["data"][0]["Info"]["Nickname"], "Saver", "{profiles}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_mods_timers_are_held_to_its_store_quota_and_fired_ones_leave_no_backup() {
+    // Issue 29: `[mods.<id>] store_mib` was not applied to the mod's `timers.<id>` namespace, and each
+    // fired one-shot left its record in the store's backups (300 timers: 18 MB).
+    let builder = TestServer::builder();
+    let dir = builder.root().join("mods").join("tm");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.default.json"), "{}").unwrap();
+    std::fs::write(builder.root().join("modhost.toml"), "[mods.tm]\nstore_mib = 1\n").unwrap();
+    let server = builder.with_mod("tm", guests::TIMER, "").start().await.unwrap();
+    let ask = json!({"name": "note", "delay_ms": 3_600_000, "payload_bytes": 65536, "count": 40});
+    let scheduled = call(&server, "/timer/schedule", ask.to_string().as_bytes()).await;
+    let ids = scheduled["ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 15, "fifteen records of 64 KiB fit in 1 MiB: {scheduled}");
+    assert_eq!(scheduled["error"]["kind"], "too-large", "{scheduled}");
+    let message = scheduled["error"]["message"].as_str().unwrap();
+    assert!(message.contains("namespace `timers.tm`") && message.contains("1048576 bytes"), "{message}");
+    for id in ids {
+        let cancelled = call(&server, &format!("/timer/cancel/{}", id.as_str().unwrap()), b"").await;
+        assert_eq!(cancelled["cancelled"], true, "{cancelled}");
+    }
+    // Fired (and cancelled) timers' records are deleted without a backup.
+    let ask = json!({"name": "note", "delay_ms": 0, "payload_bytes": 1000, "count": 60});
+    assert_eq!(call(&server, "/timer/schedule", ask.to_string().as_bytes()).await["ids"].as_array().unwrap().len(), 60);
+    let started = std::time::Instant::now();
+    while !server.app.store.list("timers.tm", "o.").unwrap().is_empty() && started.elapsed().as_secs() < 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(server.app.store.list("timers.tm", "o.").unwrap(), Vec::<String>::new(), "every timer fired");
+    assert_eq!(server.app.store.usage("timers.tm").history, 0, "no backup of a timer's record");
+    server.stop().await.unwrap();
+}
