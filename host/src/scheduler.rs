@@ -9,9 +9,11 @@
 //! A firing looks its mod up in the generation serving at that moment, so after a reload it runs the
 //! new generation's mod; a mod that is no longer loaded (or is quarantined) has its one-shots parked,
 //! still stored, until a generation serves it again. A timer naming a session runs under that
-//! session's lock, taken with the request's own timeout: one that stays taken puts the timer back for
-//! a retry (counted), never a firing without the lock. What must not break: the lock guard is dropped
-//! before the store is written, and no firing outlives [`Scheduler::stop`].
+//! session's lock, and with that session's rights (the chain's session, as a request's), taken only
+//! when it is free: a taken one (a request running or waiting) puts the timer back for a retry
+//! (counted), never a firing without the lock, and never a firing queued ahead of the session's
+//! requests. What must not break: the lock guard is dropped before the store is written, and no
+//! firing outlives [`Scheduler::stop`].
 
 use crate::app::App;
 use crate::realtime::timers::{Due, Kind, Outcome, now_ms};
@@ -144,16 +146,19 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
             return Outcome::Failed;
         }
     };
+    // Only a free lock, never a place in its queue: a firing that waited in line would go before the
+    // requests that come after it, and a mod's few timers re-arming themselves would keep the player's
+    // requests waiting past their timeout (503) for good. Taken this way, a request waits for one
+    // firing at most (its call deadline), as it would for another request of its session.
     let _guard = match session_id {
         None => None,
-        Some(id) => match app.sessions.lock(id, app.config.session_lock_timeout).await {
-            Ok(guard) => Some(guard),
-            Err(e) => {
-                tracing::warn!(
-                    "mod {}: timer {name} for session {}: {e} within {} ms; tried again in {} ms",
+        Some(id) => match app.sessions.try_lock(id) {
+            Some(guard) => Some(guard),
+            None => {
+                tracing::debug!(
+                    "mod {}: timer {name} for session {}: the session is busy; tried again in {} ms",
                     due.timer.module,
                     id.as_str(),
-                    app.config.session_lock_timeout.as_millis(),
                     crate::realtime::timers::RETRY_AFTER.as_millis()
                 );
                 return Outcome::Retry;

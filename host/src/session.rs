@@ -69,6 +69,13 @@ impl SessionLocks {
         tokio::time::timeout(timeout, mutex.lock_owned()).await.map_err(|_| LockTimeout)
     }
 
+    /// Takes the lock of `id` only if it is free and nobody waits for it: a lock released to a
+    /// waiter passes to it directly, so this never goes before one. For work that must not queue in
+    /// front of the session's requests (a timer's firing), which tries again later instead.
+    pub(crate) fn try_lock(&self, id: SessionId) -> Option<SessionGuard> {
+        self.mutex_for(id).try_lock_owned().ok()
+    }
+
     fn mutex_for(&self, id: SessionId) -> Arc<tokio::sync::Mutex<()>> {
         let mut table = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(live) = table.locks.get(&id).and_then(Weak::upgrade) {
@@ -118,6 +125,26 @@ mod tests {
         assert!(locks.lock(b, Duration::from_millis(20)).await.is_ok());
         drop(held);
         assert!(locks.lock(a, Duration::from_millis(20)).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn try_lock_never_goes_before_a_waiter() {
+        let locks = Arc::new(SessionLocks::default());
+        let a = SessionId::parse(&"a".repeat(24)).unwrap();
+        let held = locks.try_lock(a).expect("free");
+        assert!(locks.try_lock(a).is_none(), "taken");
+        let waiting = tokio::spawn({
+            let locks = locks.clone();
+            async move { locks.lock(a, Duration::from_secs(5)).await.map(drop) }
+        });
+        // Until the waiter is queued (bounded: 100 yields).
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        assert!(locks.try_lock(a).is_none(), "released to the waiter, not to the try");
+        waiting.await.unwrap().unwrap();
+        assert!(locks.try_lock(a).is_some(), "free again");
     }
 
     #[tokio::test]

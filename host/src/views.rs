@@ -95,7 +95,7 @@ pub struct ModView {
     /// Its timers that failed (an error, a trap, the deadline) since the server started.
     #[serde(default)]
     pub timers_failed: u64,
-    /// Its timer firings put off for a retry (their session's lock stayed taken, no room) since the
+    /// Its timer firings put off for a retry (their session's lock was taken, no room) since the
     /// server started.
     #[serde(default)]
     pub timers_retried: u64,

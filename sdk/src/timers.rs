@@ -4,8 +4,11 @@
 //! The host runs a timer that came due in a fresh instance, as it runs a request: a one-shot
 //! timer's handler is the router's [`Router::on_timer`] of its name, a periodic one's is the
 //! function given to [`Router::every`]. A timer scheduled for a session runs under that session's
-//! lock, so it never interleaves with that player's requests; one without a session runs outside
-//! any lock. A timer that came due while the server was off fires once at the next start, with
+//! lock, so it never interleaves with that player's requests, and with that session's rights (it may
+//! push to it); one without a session runs outside any lock. A timer names the session of the call
+//! that schedules it (the request's, or a timer's own), any other only with `timers = "any"` under
+//! `[grants]`. A firing takes the lock only when it is free, so it never keeps the player's requests
+//! waiting: it is tried again a second later. A timer that came due while the server was off fires once at the next start, with
 //! [`Fired::late_ms`] saying how late; a periodic timer then goes on every N seconds (it never
 //! fires the missed ones in a burst, and never overlaps itself).
 //!
@@ -33,7 +36,12 @@ use std::time::Duration;
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 ///
-/// Errors: [`Error::Invalid`] for a bad name or session id; [`Error::TooLarge`] for a payload over
+/// `session` must be the session of the call scheduling it (the request's, or the firing timer's own):
+/// any other, or any from a call without one (`init`, a timer without a session), needs
+/// `timers = "any"` under `[grants]`.
+///
+/// Errors: [`Error::Invalid`] for a bad name or session id; [`Error::Denied`] for a session the call
+/// does not handle, without the grant; [`Error::TooLarge`] for a payload over
 /// 64 KiB, a delay over 30 days or a 1001st pending timer; [`Error::Io`] when the host could not
 /// store it (it is not scheduled).
 pub fn schedule(name: &str, delay: Duration, session: Option<&str>, payload: &[u8]) -> Result<String> {

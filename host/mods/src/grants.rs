@@ -11,9 +11,13 @@
 //! hook = ["/client/game/", "/client/items"]           # routes of other mods it may hook (a path, or a prefix ending in `/`)
 //! call = ["emulator"]                                 # mods whose functions it may call
 //! push = "broadcast"                                  # push to any session ("any"), or to all at once too
+//! timers = "any"                                      # timers naming any session, not only the caller's
 //! ```
 //!
-//! Without `push`, a mod pushes only to the session of the request (or timer) it is handling.
+//! Without `push`, a mod pushes only to the session of the request (or timer) it is handling. Without
+//! `timers`, a one-shot timer names only the session of the call that schedules it (none, for a call
+//! without one): its firing runs under that session's lock and with that session's rights, so naming
+//! another player's session is as much a grant as pushing to it.
 //!
 //! Hooks and calls are grants because of what they reach: a hook reads requests that carry a player's
 //! session, and a call runs another mod's code with the caller's data.
@@ -48,6 +52,9 @@ pub struct GrantsToml {
     /// Whom the mod may push to beyond the session it is handling.
     #[serde(default)]
     pub push: Option<PushGrant>,
+    /// Which sessions the mod's one-shot timers may name beyond the one it is handling.
+    #[serde(default)]
+    pub timers: Option<TimerGrant>,
 }
 
 /// `push` under `[grants]`: whom a mod may push notifier messages to beyond the session it handles.
@@ -60,6 +67,15 @@ pub enum PushGrant {
     Broadcast,
 }
 
+/// `timers` under `[grants]`: which sessions a mod's one-shot timers may name beyond the session of
+/// the call that schedules them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimerGrant {
+    /// Any one session.
+    Any,
+}
+
 /// A mod's grants, checked. Deserializing one checks it (`mod.toml`'s `[grants]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "GrantsToml")]
@@ -70,6 +86,7 @@ pub struct Grants {
     hook: Vec<String>,
     call: BTreeSet<ModId>,
     push: Option<PushGrant>,
+    timers: Option<TimerGrant>,
 }
 
 /// A `[grants]` table that names something that cannot be granted.
@@ -129,6 +146,20 @@ pub enum Denied {
     /// Broadcasting needs `push = "broadcast"`.
     #[error("pushing to every session needs a grant: add push = \"broadcast\" under [grants] in mod.toml")]
     Broadcast,
+    /// A timer naming a session other than the one the scheduling call handles (or any, for a call
+    /// without a session) needs `timers = "any"`.
+    #[error(
+        "{} needs a grant: add timers = \"any\" under [grants] in mod.toml",
+        if *handling {
+            "a timer naming another session than the one this call handles"
+        } else {
+            "a timer naming a session from a call that handles none"
+        }
+    )]
+    TimerSession {
+        /// Whether the scheduling call handles a session.
+        handling: bool,
+    },
     /// Calling into mod `target` needs a `call` grant naming it.
     #[error("calling mod `{target}` needs a grant: add \"{target}\" to call under [grants] in mod.toml")]
     Call {
@@ -172,6 +203,7 @@ impl Grants {
             grants.call.insert(ModId::parse(target).map_err(GrantsError::Callee)?);
         }
         grants.push = table.push;
+        grants.timers = table.timers;
         Ok(grants)
     }
 
@@ -226,6 +258,15 @@ impl Grants {
         }
     }
 
+    /// May the mod schedule a timer naming a session the scheduling call does not handle?
+    /// `handling`: whether that call handles a session at all (for the message).
+    pub fn check_timer_session(&self, handling: bool) -> Result<(), Denied> {
+        match self.timers {
+            Some(TimerGrant::Any) => Ok(()),
+            None => Err(Denied::TimerSession { handling }),
+        }
+    }
+
     /// Every grant in words, for `modhost mods` and status pages; empty when the mod has none.
     pub fn describe(&self) -> Vec<String> {
         let mut out: Vec<String> = self
@@ -249,6 +290,9 @@ impl Grants {
             Some(PushGrant::Any) => out.push("push: any session".to_owned()),
             Some(PushGrant::Broadcast) => out.push("push: any session, and to all at once".to_owned()),
             None => {}
+        }
+        if let Some(TimerGrant::Any) = self.timers {
+            out.push("timers: naming any session".to_owned());
         }
         out
     }
@@ -305,6 +349,20 @@ mod tests {
         assert!(all.check_push_other().is_ok() && all.check_broadcast().is_ok());
         assert_eq!(all.describe(), ["push: any session, and to all at once"]);
         assert!(toml::from_str::<GrantsToml>("push = \"everyone\"").is_err());
+    }
+
+    #[test]
+    fn a_timer_names_another_session_only_with_the_timers_grant() {
+        let none = Grants::default();
+        let e = none.check_timer_session(true).unwrap_err().to_string();
+        assert!(e.contains("timers = \"any\" under [grants]") && e.contains("than the one this call handles"), "{e}");
+        let e = none.check_timer_session(false).unwrap_err().to_string();
+        assert!(e.contains("from a call that handles none"), "{e}");
+        let any = Grants::new(&toml::from_str::<GrantsToml>("timers = \"any\"").unwrap()).unwrap();
+        assert!(any.check_timer_session(true).is_ok() && any.check_timer_session(false).is_ok());
+        assert!(any.check_push_other().is_err(), "naming a session in a timer is not pushing to it");
+        assert_eq!(any.describe(), ["timers: naming any session"]);
+        assert!(toml::from_str::<GrantsToml>("timers = \"all\"").is_err());
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub(crate) const MAX_PENDING: usize = 1000;
 pub(crate) const MAX_PAYLOAD: usize = 64 << 10;
 /// The longest delay `schedule` accepts: 30 days.
 pub(crate) const MAX_DELAY_MS: u64 = 30 * 24 * 3600 * 1000;
-/// How long a timer that could not run (its session's lock stayed taken, no instance slot) waits
+/// How long a timer that could not run (its session's lock was taken, no instance slot) waits
 /// before it is tried again.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// The prefix of the host's timer namespaces: a dot no mod id has.
@@ -182,7 +182,7 @@ pub(crate) enum Outcome {
     /// It failed (an error value, a trap, its deadline): logged by the caller, counted here; a
     /// one-shot is then gone, a periodic timer keeps its schedule.
     Failed,
-    /// It could not run now (its session's lock stayed taken, the server had no room): tried again
+    /// It could not run now (its session's lock was taken, the server had no room): tried again
     /// after [`RETRY_AFTER`], counted.
     Retry,
     /// Its mod is not serving (left out of a reload, or quarantined): a one-shot is kept, stored,

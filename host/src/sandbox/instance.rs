@@ -448,6 +448,7 @@ impl LoadedMod {
         } else {
             Ok(f(&mut instance.store, &instance.bound).await)
         };
+        instance.store.data_mut().end_call();
         if let (Some(trace), Some((checkout, call))) = (trace, started) {
             let host = instance.store.data_mut().trace.take().unwrap_or_default();
             trace.add(Phase::Checkout, call - checkout);

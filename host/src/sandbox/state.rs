@@ -246,6 +246,13 @@ impl CallState {
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }
 
+    /// Ends a call, whatever the instance's fate: what the chain holds (the frames, and the session
+    /// locks a `call-for-session` took for it) is released now, not when the instance is dropped; a
+    /// reused instance would otherwise keep another player's session locked while it sits idle.
+    pub(crate) fn end_call(&mut self) {
+        self.chain = super::peers::Chain::default();
+    }
+
     /// Starts timing a host call, when this call is traced: one branch when it is not.
     pub(super) fn clock(&self) -> Option<Instant> {
         self.trace.as_ref().map(|_| Instant::now())

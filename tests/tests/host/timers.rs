@@ -2,7 +2,10 @@
 //! session's lock; a periodic timer keeps its period; a timer due while the server was off fires
 //! once after the restart (a periodic one too, not once per missed period); cancel and the
 //! schedule caps; a failing, trapping or looping timer is logged, counted and stopped while the
-//! server keeps serving; a reload moves periodic timers to the new generation's mod. The mod is
+//! server keeps serving; a reload moves periodic timers to the new generation's mod. A timer has the
+//! rights of its session's request and no more (issue 29): it names only the session of the call
+//! that schedules it, pushes only where that request could, never locks the player out, and a
+//! spinning one is stopped and strikes as a request's handler does. The mod is
 //! `tests/fixtures/timer` (its contract: its README), which records each firing in its store.
 //!
 //! Every wait polls with a bound on both its count and its time, and no test asserts how fast a
@@ -17,12 +20,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const SESSION: &str = "0123456789abcdef01234567";
 const OTHER: &str = "fedcba9876543210fedcba98";
 
-/// The timer fixture installed as `tm`, with `config` as its shipped defaults.
+/// The timer fixture installed as `tm`, with `config` as its shipped defaults, and no grants.
 fn timer_mod(builder: TestServerBuilder, config: Value) -> TestServerBuilder {
+    timer_mod_with(builder, config, "")
+}
+
+/// [`timer_mod`] with `manifest` appended to its `mod.toml` (grants).
+fn timer_mod_with(builder: TestServerBuilder, config: Value, manifest: &str) -> TestServerBuilder {
     let dir = builder.root().join("mods").join("tm");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.default.json"), config.to_string()).unwrap();
-    builder.with_mod("tm", guests::TIMER, "")
+    builder.with_mod("tm", guests::TIMER, manifest)
 }
 
 fn now_ms() -> u64 {
@@ -30,14 +38,28 @@ fn now_ms() -> u64 {
 }
 
 async fn schedule(server: &TestServer, ask: Value) -> Value {
-    let reply = send(server.addr, &Call::post_raw("/timer/schedule", ask.to_string().as_bytes())).await.unwrap();
+    schedule_as(server, None, ask).await
+}
+
+/// Schedules from a request of `session` (none: a request without one).
+async fn schedule_as(server: &TestServer, session: Option<&str>, ask: Value) -> Value {
+    let mut call = Call::post_raw("/timer/schedule", ask.to_string().as_bytes());
+    if let Some(session) = session {
+        call = call.session(session);
+    }
+    let reply = send(server.addr, &call).await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.text());
     reply.json()
 }
 
 /// Schedules one timer and answers its id.
 async fn schedule_one(server: &TestServer, ask: Value) -> String {
-    let answer = schedule(server, ask).await;
+    schedule_one_as(server, None, ask).await
+}
+
+/// Schedules one timer from a request of `session` and answers its id.
+async fn schedule_one_as(server: &TestServer, session: Option<&str>, ask: Value) -> String {
+    let answer = schedule_as(server, session, ask).await;
     answer["ids"][0].as_str().unwrap_or_else(|| panic!("not scheduled: {answer}")).to_owned()
 }
 
@@ -81,8 +103,8 @@ async fn mod_view(server: &TestServer) -> Value {
 async fn a_one_shot_timer_fires_once_with_its_name_payload_and_session_under_the_sessions_lock() {
     let server = timer_mod(TestServer::builder(), json!({})).start().await.unwrap();
     let before = now_ms();
-    let id =
-        schedule_one(&server, json!({"name": "note", "delay_ms": 200, "session": SESSION, "payload": "hello"})).await;
+    let ask = json!({"name": "note", "delay_ms": 200, "session": SESSION, "payload": "hello"});
+    let id = schedule_one_as(&server, Some(SESSION), ask).await;
     let fired = wait_for("the note", Duration::from_secs(10), async || firings_of(&server, &id).await.pop()).await;
     assert_eq!(
         (&fired["name"], &fired["payload"], &fired["session"]),
@@ -100,8 +122,9 @@ async fn a_one_shot_timer_fires_once_with_its_name_payload_and_session_under_the
 
     // Its session's lock is held while it runs: a request of that session waits for the handler's
     // end; one of another session does not.
-    let id = schedule_one(
+    let id = schedule_one_as(
         &server,
+        Some(SESSION),
         json!({"name": "spin", "delay_ms": 50, "session": SESSION, "payload": "{\"spin_ms\": 1500}"}),
     )
     .await;
@@ -295,5 +318,139 @@ async fn a_reload_moves_periodic_timers_to_the_new_generations_mod() {
     let view = mod_view(&server).await;
     let names: Vec<&Value> = view["timers"].as_array().unwrap().iter().map(|t| &t["name"]).collect();
     assert_eq!(names, [&json!("tock")], "{view}");
+    server.stop().await.unwrap();
+}
+
+/// Asserts `answer` is the error `kind` from mod tm, its message saying `says`.
+fn assert_error(answer: &Value, kind: &str, says: &str) {
+    assert_eq!(answer["error"]["kind"], kind, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("mod tm") && message.contains(says), "{answer}");
+}
+
+#[tokio::test]
+async fn a_timer_cannot_name_a_session_its_call_did_not_have() {
+    let server = timer_mod(TestServer::builder(), json!({})).start().await.unwrap();
+    let note = |session: &str| json!({"name": "note", "delay_ms": 60_000, "session": session});
+    // Another player's session, from a request of this one: the firing would take that player's lock
+    // and push to them as if handling them.
+    let answer = schedule_as(&server, Some(SESSION), note(OTHER)).await;
+    assert_error(&answer, "denied", "a timer naming another session than the one this call handles needs a grant");
+    assert_error(&answer, "denied", "add timers = \"any\" under [grants] in mod.toml");
+    // Any session, from a request without one.
+    let answer = schedule_as(&server, None, note(SESSION)).await;
+    assert_error(&answer, "denied", "a timer naming a session from a call that handles none needs a grant");
+    // The request's own session (either case), and none at all, are the mod's.
+    schedule_one_as(&server, Some(SESSION), note(SESSION)).await;
+    schedule_one_as(&server, Some(SESSION), note(&SESSION.to_uppercase())).await;
+    schedule_one_as(&server, Some(SESSION), json!({"name": "note", "delay_ms": 60_000})).await;
+    assert_eq!(mod_view(&server).await["timers_pending"], 3, "the refused ones were not stored");
+    server.stop().await.unwrap();
+
+    // With the grant, any session.
+    let server = timer_mod_with(TestServer::builder(), json!({}), "[grants]\ntimers = \"any\"").start().await.unwrap();
+    schedule_one_as(&server, Some(SESSION), note(OTHER)).await;
+    schedule_one_as(&server, None, note(OTHER)).await;
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_timer_cannot_lock_a_player_out() {
+    // Six timers of the player's session that re-arm themselves and spin 900 ms each (within the
+    // deadline: they succeed, no strike), against a lock timeout of 3 s. Waiting in the lock's queue,
+    // a request would wait behind five of them (4.5 s): 503.
+    let server = timer_mod(TestServer::builder(), json!({}))
+        .config(|c| {
+            c.limits.call_deadline = Duration::from_millis(2000);
+            c.session_lock_timeout = Duration::from_millis(3000);
+        })
+        .start()
+        .await
+        .unwrap();
+    let spin = json!({"name": "spin", "delay_ms": 0, "session": SESSION, "count": 6,
+        "payload": "{\"spin_ms\": 900, \"rearm\": true}"});
+    let answer = schedule_as(&server, Some(SESSION), spin).await;
+    assert_eq!(answer["ids"].as_array().map(Vec::len), Some(6), "{answer}");
+    wait_for("a spin to start", Duration::from_secs(10), async || {
+        (!get(&server, "/timer/started").await.as_array().unwrap().is_empty()).then_some(())
+    })
+    .await;
+    // The player's requests keep answering while the timers spin and re-arm.
+    for i in 0..8 {
+        let reply = send(server.addr, &Call::get("/timer/now").session(SESSION)).await.unwrap();
+        assert_eq!(reply.status, 200, "request {i} of the player: {}", reply.text());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The timers did run meanwhile, for that session, re-arming themselves (a timer names its own
+    // session, no grant needed), and never two at once under the one lock.
+    let spun: Vec<Value> = fired(&server).await.into_iter().filter(|f| f["name"] == "spin").collect();
+    assert!(spun.len() >= 2, "the timers ran: {spun:?}");
+    assert!(spun.iter().all(|f| f["session"] == SESSION), "{spun:?}");
+    let mut spans: Vec<(u64, u64)> =
+        spun.iter().map(|f| (f["seen_ms"].as_u64().unwrap(), f["ended_ms"].as_u64().unwrap())).collect();
+    spans.sort();
+    assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1), "one at a time under the lock: {spans:?}");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_timers_push_to_another_session_needs_the_push_grant_as_a_requests_push_does() {
+    let server = timer_mod(TestServer::builder(), json!({})).start().await.unwrap();
+    let push = |to: &str| {
+        json!({"name": "push", "delay_ms": 10, "session": SESSION,
+        "payload": json!({"to": to, "message": {"type": "ping"}}).to_string()})
+    };
+    // The timer's own session is the timer's to push to, as a request's is.
+    let own = schedule_one_as(&server, Some(SESSION), push(SESSION)).await;
+    let other = schedule_one_as(&server, Some(SESSION), push(OTHER)).await;
+    let pushed = async |id: &str| {
+        wait_for("the push's record", Duration::from_secs(10), async || firings_of(&server, id).await.pop()).await
+    };
+    assert_eq!(pushed(&own).await["extra"], json!({"delivery": "queued"}));
+    let refused = pushed(&other).await;
+    assert_error(&refused["extra"], "denied", "add push = \"any\" under [grants]");
+    // Nor does naming the other session in the timer itself get around the grant.
+    let named = json!({"name": "push", "delay_ms": 10, "session": OTHER,
+        "payload": json!({"to": OTHER, "message": {"type": "ping"}}).to_string()});
+    assert_error(&schedule_as(&server, Some(SESSION), named).await, "denied", "timers = \"any\"");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_spinning_timer_handler_is_stopped_at_its_deadline_and_strikes_toward_quarantine_like_a_request() {
+    // Three strikes of one cause within 4 s quarantine. The schedule request's success keeps
+    // failures from striking for a window after it, so the timers come due after that; they run one
+    // at a time under the session's lock (a second or so apart), all within the window.
+    let server = timer_mod(TestServer::builder(), json!({}))
+        .config(|c| {
+            c.limits.call_deadline = Duration::from_millis(300);
+            c.limits.quarantine_after = 3;
+            c.limits.quarantine_window = Duration::from_millis(4000);
+        })
+        .start()
+        .await
+        .unwrap();
+    let spin = json!({"name": "spin", "delay_ms": 4500, "session": SESSION, "count": 3,
+        "payload": "{\"spin_ms\": 4000}"});
+    let answer = schedule_as(&server, Some(SESSION), spin).await;
+    assert_eq!(answer["ids"].as_array().map(Vec::len), Some(3), "{answer}");
+    let view = wait_for("the mod quarantined", Duration::from_secs(20), async || {
+        let view = mod_view(&server).await;
+        view["quarantined"].is_string().then_some(view)
+    })
+    .await;
+    let why = view["quarantined"].as_str().unwrap();
+    assert!(why.contains("deadlines") && why.contains("300 ms"), "{view}");
+    // Each stopped, counted, then its record deleted (a failed one-shot is not fired again).
+    wait_for("three failures counted, none pending", Duration::from_secs(5), async || {
+        let view = mod_view(&server).await;
+        (view["timers_failed"] == 3 && view["timers_pending"] == 0).then_some(view)
+    })
+    .await;
+    // Stopped, they hold the player's session no longer: its request gets the quarantine's 503, not
+    // the lock's.
+    let reply = send(server.addr, &Call::get("/timer/now").session(SESSION)).await.unwrap();
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert!(reply.text().contains("quarantined"), "{}", reply.text());
     server.stop().await.unwrap();
 }

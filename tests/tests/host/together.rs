@@ -371,3 +371,23 @@ async fn call_for_session_takes_that_sessions_lock_and_answers_conflict_while_it
     assert_eq!(own["session"], SESSION, "{own}");
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_reused_callee_lets_go_of_the_session_call_for_session_locked_when_the_call_ends() {
+    // b keeps its instances for 8 calls: one goes back to the idle list after the call.
+    let builder = peer(TestServer::builder(), "a", "[grants]\ncall = [\"b\"]", json!({"name": "a"}))
+        .config(|c| c.session_lock_timeout = std::time::Duration::from_millis(2000));
+    let builder = peer(builder, "b", "reuse = 8", json!({"name": "b", "functions": ["whoami"]}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let other = "bbbbbbbbbbbbbbbbbbbbbbbb";
+    for round in 0..2 {
+        let who = post(&server, &format!("/peer/a/call-for/{other}/b/whoami"), b"").await.json();
+        assert_eq!(who["session"], other, "round {round}: {who}");
+        // That session's next request, to a (b is not called again): served, not held behind b's
+        // idle instance until the lock's timeout (503).
+        let reply = send(server.addr, &Call::post_raw("/peer/a/echo", b"{}").session(other)).await.unwrap();
+        assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
+    }
+    server.stop().await.unwrap();
+}
