@@ -10,6 +10,7 @@ use super::bindings::{Error, modhost::plugin};
 use super::peers::{Chain, ChainError, Peers, Step};
 use super::state::CallState;
 use crate::session::SessionId;
+use modhost_mods::Denied;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -84,7 +85,14 @@ impl plugin::mods::Host for CallState {
     async fn emit(&mut self, topic: String, payload: Vec<u8>) -> Result<u32, Error> {
         let id = self.cx.id.clone();
         modhost_mods::check_topic(&topic).map_err(|e| Error::Invalid(format!("mod {id}: {e}")))?;
+        // Topics have owners (`modhost_mods::grants`): refused before anything else, subscribers or not.
+        self.cx.grants.check_emit(&id, &topic).map_err(|why| self.cx.denied(why))?;
         let peers = self.peers();
+        if !self.cx.grants.grants_emit(&topic)
+            && let Some(owner) = peers.as_ref().and_then(|p| p.topic_granted_to(&topic, &id))
+        {
+            return Err(self.cx.denied(Denied::EmitTaken { topic, owner: owner.to_string() }));
+        }
         self.check_payload(&payload)?;
         let Some(peers) = peers else { return Ok(0) };
         let subscribers = peers.subscribers(&topic, &id);
