@@ -2,7 +2,8 @@
 //
 //   GET  /hello/item    one db value (the rouble's name) in an envelope
 //   POST /hello/visits  a per-session counter in the store, written then read back; emits
-//                       `hello.visited` {session, visits} to any mod that hears it
+//                       `hello-js.visited` {session, visits} (its own topic: its id, then `.`)
+//                       to any mod that hears it
 //   GET  /hello/items   the whole item table by db reference (never copied into the mod)
 //   GET  /hello/fail    the SPT error envelope (err 1), without failing the request
 
@@ -28,7 +29,7 @@ export function handle(request) {
       store.set(key, encodeJson((decodeJson(store.get(key)) ?? 0) + 1));
       // Read it back: what the store holds is the answer, not what we meant to write.
       const visits = decodeJson(store.get(key)) ?? null;
-      tell("hello.visited", { session: request.session ?? null, visits });
+      tell("hello-js.visited", { session: request.session ?? null, visits });
       return ok({ visits });
     }
     case "/hello/items":
@@ -41,7 +42,7 @@ export function handle(request) {
 }
 
 // Emits `payload` on `topic`. An event is news, not part of the answer: a failure (a bad topic, a
-// cycle, a host without events) throws its error variant, which is logged and does not fail the
+// topic not its own, a cycle, a host without events) throws its error variant, which is logged and does not fail the
 // request.
 function tell(topic, payload) {
   try {

@@ -92,6 +92,10 @@ pub struct ModView {
     /// Its hooks that failed and were skipped since it was loaded.
     #[serde(default)]
     pub hooks_skipped: u64,
+    /// Events delivered to it that it failed on (an error, a trap, its own deadline) since it was
+    /// loaded: a subscriber's failure is counted against it, never the emitter.
+    #[serde(default)]
+    pub events_failed: u64,
     /// Its timers that failed (an error, a trap, the deadline) since the server started.
     #[serde(default)]
     pub timers_failed: u64,
@@ -277,6 +281,7 @@ impl ModView {
                 .map(|r| format!("{}{}", r.path, if r.prefix { "*" } else { "" }))
                 .collect(),
             hooks_skipped: module.context().hooks_skipped.load(std::sync::atomic::Ordering::Relaxed),
+            events_failed: module.context().events_failed.load(std::sync::atomic::Ordering::Relaxed),
             timers_failed: timers.failed,
             timers_retried: timers.retried,
             timers_pending: timers.pending,

@@ -2,8 +2,11 @@
 //! ([`Router::on`](crate::Router::on)) hears it, in load order, before [`emit`] returns.
 //!
 //! Topics are 1-128 characters of `[a-z0-9._/-]`; payloads are JSON by convention, at most 1 MiB.
-//! The emitter never hears its own event. A subscriber that fails is logged and skipped: [`emit`]
-//! answers how many handled it. Events and calls nest at most 8 deep, and a mod already running in
+//! A mod emits its own topics (its id, then `.` or `/`: `my-mod.thing-happened`) and others only
+//! under an `emit` grant in its `mod.toml`; every subscriber sees who emitted an event
+//! ([`Event::source`], set by the host). The emitter never hears its own event. A subscriber runs
+//! under its own deadline (the emitter's stops meanwhile); one that fails is logged, counted against
+//! itself and skipped: [`emit`] answers how many handled it. Events and calls nest at most 8 deep, and a mod already running in
 //! the chain is not entered again: a cycle is [`Error::Invalid`], not a hang.
 
 use crate::wit::exports::modhost::plugin::guest as wit;
@@ -15,12 +18,14 @@ use serde::{Serialize, de::DeserializeOwned};
 /// (0 when nobody subscribes, as under `modhost test-runner`, where no other mod runs).
 ///
 /// ```rust,no_run
+/// // From mod `quests`: its own topic.
 /// let heard = modhost_sdk::events::emit("quests.done", &serde_json::json!({"quest": "intro"}))?;
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
 ///
 /// Errors: [`Error::Invalid`] for a bad topic or a cycle (nothing is delivered),
-/// [`Error::TooLarge`] past the payload cap or the nesting bound.
+/// [`Error::Denied`] for a topic that is not the mod's own without an `emit` grant (nothing is
+/// delivered), [`Error::TooLarge`] past the payload cap or the nesting bound.
 pub fn emit<T: Serialize + ?Sized>(topic: &str, payload: &T) -> Result<u32> {
     emit_bytes(topic, &serde_json::to_vec(payload)?)
 }
@@ -28,6 +33,7 @@ pub fn emit<T: Serialize + ?Sized>(topic: &str, payload: &T) -> Result<u32> {
 /// Emits raw bytes on `topic` (see [`emit`]).
 ///
 /// ```rust,no_run
+/// // From mod `raw`: its own topic.
 /// modhost_sdk::events::emit_bytes("raw.ping", b"")?;
 /// # Ok::<(), modhost_sdk::Error>(())
 /// ```
@@ -123,10 +129,16 @@ impl Event {
         parse_payload(&self.inner.payload, "event payload")
     }
 
-    /// The mod that emitted it.
+    /// The id of the mod that emitted it, set by the host: an emitter cannot choose it. A mod the
+    /// player granted another's topic (`emit` under `[grants]`) can emit it too, so check the source
+    /// before acting on an event (the game's come from `emulator`).
     ///
     /// ```rust,no_run
-    /// # fn f(e: &modhost_sdk::Event) { assert_eq!(e.source(), "emulator"); }
+    /// # fn f(e: &modhost_sdk::Event) -> modhost_sdk::Result<()> {
+    /// if e.source() != "emulator" {
+    ///     return Ok(()); // not the game's: ignore it
+    /// }
+    /// # Ok(()) }
     /// ```
     pub fn source(&self) -> &str {
         &self.inner.source

@@ -232,11 +232,16 @@ impl Router {
     }
 
     /// Hear the events emitted on `topic` (by other mods: never this one's own). An error is logged
-    /// by the host; the emitter is not told. Several handlers of one topic run in the order added.
+    /// by the host and counted against this mod; the emitter is not told. Several handlers of one
+    /// topic run in the order added. Check [`Event::source`] before acting on one: a mod granted the
+    /// topic may emit it too.
     ///
     /// ```rust
     /// # use modhost_sdk::*;
     /// fn created(event: &Event) -> Result<()> {
+    ///     if event.source() != "emulator" {
+    ///         return Ok(()); // only the game's word counts
+    ///     }
     ///     let payload: serde_json::Value = event.json()?;
     ///     log::info(&format!("new profile: {}", payload["nickname"]));
     ///     Ok(())

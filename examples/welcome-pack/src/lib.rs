@@ -19,7 +19,9 @@
 //! - **Hook**: before the game's `/client/game/profile/create`, refuses a blocked nickname in the
 //!   game's place, with the envelope the client shows for a refused nickname (err 226, SPT's
 //!   `NicknameNotValid`).
-//! - **Event**: on the game's `profile.created`, gives the new profile the starter gifts…
+//! - **Event**: on the game's `profile.created`, gives the new profile the starter gifts… (only when
+//!   the event's `source`, which the host sets to the emitting mod's id, is the game: a mod the
+//!   player granted the topic could emit it too)
 //! - **Call**: …through the game's `give-item`, and remembers what it gave (once per session).
 //! - `GET /welcome-pack/gifts`: the ids this session was given, `[]` before.
 
@@ -30,6 +32,8 @@ use serde::{Deserialize, Serialize};
 const CREATE: &str = "/client/game/profile/create";
 /// SPT's `BackendErrorCodes.NicknameNotValid`, what its client shows for a refused nickname.
 const NICKNAME_NOT_VALID: i32 = 226;
+/// The game's mod id: the only source of `profile.created` this mod believes.
+const GAME: &str = "emulator";
 
 fn router() -> Router {
     Router::new().route("/welcome-pack/gifts", gifts).before(CREATE, screen_nickname).on("profile.created", welcome)
@@ -105,8 +109,13 @@ fn screen(settings: &Settings, req: &Request) -> Verdict {
     Verdict::Proceed
 }
 
-/// On `profile.created`: the gifts, once per session.
+/// On `profile.created`: the gifts, once per session, when the game says so. The host sets the
+/// event's source to the mod that emitted it; any other source is ignored, whatever it sent.
 fn welcome(event: &Event) -> Result<()> {
+    if event.source() != GAME {
+        log::warn(&format!("profile.created from mod `{}`, not the game: no gift", event.source()));
+        return Ok(());
+    }
     let Some(session) = event.session() else {
         log::warn("profile.created without a session: no gift");
         return Ok(());
@@ -125,7 +134,7 @@ fn welcome(event: &Event) -> Result<()> {
 fn give(gifts: &[Gift]) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for gift in gifts {
-        match calls::call::<Given>("emulator", "give-item", gift) {
+        match calls::call::<Given>(GAME, "give-item", gift) {
             Ok(given) => ids.extend(given.ids),
             Err(modhost_sdk::Error::Invalid(why)) => {
                 log::warn(&format!("gift {} x{} refused: {why}", gift.tpl, gift.count))
@@ -214,10 +223,24 @@ mod tests {
     }
 
     #[test]
+    fn an_event_from_another_mod_than_the_game_gives_nothing() -> Result<()> {
+        // From the game, the gift is tried (and fails here, where the game is not running); from
+        // anyone else, nothing is called and nothing remembered.
+        for source in ["forger", ""] {
+            let event = Event::new("profile.created", b"{}".to_vec()).from(source).with_session(SESSION);
+            router().run_event(&event)?;
+        }
+        let answer: Envelope<Vec<String>> =
+            router().call(&Request::get("/welcome-pack/gifts").with_session(SESSION))?.body_json()?;
+        assert_eq!(answer.data, Some(vec![]));
+        Ok(())
+    }
+
+    #[test]
     fn a_session_already_given_to_is_not_given_again() -> Result<()> {
         let session = "89abcdef0123456789abcdef";
         store::set(&given_key(session), &["old-gift"])?;
-        let event = Event::new("profile.created", b"{}".to_vec()).with_session(session);
+        let event = Event::new("profile.created", b"{}".to_vec()).from(GAME).with_session(session);
         router().run_event(&event)?; // no call made: it would fail here
         let answer: Envelope<Vec<String>> =
             router().call(&Request::get("/welcome-pack/gifts").with_session(session))?.body_json()?;

@@ -12,12 +12,20 @@
 //! call = ["emulator"]                                 # mods whose functions it may call
 //! push = "broadcast"                                  # push to any session ("any"), or to all at once too
 //! timers = "any"                                      # timers naming any session, not only the caller's
+//! emit = ["profile.created", "items."]                # topics it may emit beyond its own (a topic, or a prefix ending in `.` or `/`)
 //! ```
 //!
 //! Without `push`, a mod pushes only to the session of the request (or timer) it is handling. Without
 //! `timers`, a one-shot timer names only the session of the call that schedules it (none, for a call
 //! without one): its firing runs under that session's lock and with that session's rights, so naming
 //! another player's session is as much a grant as pushing to it.
+//!
+//! Topics have owners: a mod's own topics start with its id and a `.` or `/` (`welcome-pack.given`),
+//! and any other topic is emitted under an `emit` grant (the game's `profile.created` is the game's
+//! grant). Otherwise any mod could speak for the game, and a subscriber that gives something away on
+//! `profile.created` would give it to whoever asked (issue 29, item 6). A topic another loaded mod's
+//! `emit` grant names is that mod's even when it starts with a third mod's id (`Peers` checks that,
+//! as only it knows the other mods).
 //!
 //! Hooks and calls are grants because of what they reach: a hook reads requests that carry a player's
 //! session, and a call runs another mod's code with the caller's data.
@@ -55,6 +63,9 @@ pub struct GrantsToml {
     /// Which sessions the mod's one-shot timers may name beyond the one it is handling.
     #[serde(default)]
     pub timers: Option<TimerGrant>,
+    /// Topics the mod may emit beyond its own: a topic, or a prefix ending in `.` or `/`.
+    #[serde(default)]
+    pub emit: Vec<String>,
 }
 
 /// `push` under `[grants]`: whom a mod may push notifier messages to beyond the session it handles.
@@ -87,6 +98,7 @@ pub struct Grants {
     call: BTreeSet<ModId>,
     push: Option<PushGrant>,
     timers: Option<TimerGrant>,
+    emit: Vec<String>,
 }
 
 /// A `[grants]` table that names something that cannot be granted.
@@ -104,6 +116,9 @@ pub enum GrantsError {
     /// A `hook` entry is not a path.
     #[error("[grants] hook: `{0}` is not a route path (it must start with `/`)")]
     HookPath(String),
+    /// An `emit` entry is not a topic.
+    #[error("[grants] emit: {0}")]
+    Topic(crate::DeclareError),
 }
 
 /// A call outside the mod's grants: the message names the grant it lacks.
@@ -166,6 +181,31 @@ pub enum Denied {
         /// The mod called.
         target: String,
     },
+    /// Emitting a topic that is not the mod's own (`<id>.…` or `<id>/…`) needs an `emit` grant.
+    #[error(
+        "emitting topic `{topic}` needs a grant: a mod's own topics start with `{id}.` or `{id}/`; \
+         any other topic is emitted only with \"{topic}\" (or a prefix of it ending in `.` or `/`) \
+         in emit under [grants] in mod.toml"
+    )]
+    Emit {
+        /// The topic.
+        topic: String,
+        /// The emitting mod's id.
+        id: String,
+    },
+    /// The topic starts with the mod's id, but another mod's `emit` grant names it: it is theirs.
+    #[error("topic `{topic}` belongs to mod `{owner}` (its emit grant names it): no other mod emits it")]
+    EmitTaken {
+        /// The topic.
+        topic: String,
+        /// The mod whose grant names it.
+        owner: String,
+    },
+}
+
+/// Whether `topic` is mod `id`'s own: it starts with the id and a `.` or `/`.
+pub fn own_topic(id: &str, topic: &str) -> bool {
+    topic.strip_prefix(id).is_some_and(|rest| rest.starts_with(['.', '/']))
 }
 
 fn shown_path(path: &str) -> String {
@@ -204,6 +244,10 @@ impl Grants {
         }
         grants.push = table.push;
         grants.timers = table.timers;
+        for topic in &table.emit {
+            crate::check_topic(topic).map_err(GrantsError::Topic)?;
+            grants.emit.push(topic.clone());
+        }
         Ok(grants)
     }
 
@@ -240,6 +284,24 @@ impl Grants {
             return Ok(());
         }
         Err(Denied::Call { target: target.to_owned() })
+    }
+
+    /// Whether an `emit` grant covers `topic`: it names the topic, or a prefix of it ending in `.`
+    /// or `/`.
+    pub fn grants_emit(&self, topic: &str) -> bool {
+        let covered =
+            |grant: &String| grant == topic || (grant.ends_with(['.', '/']) && topic.starts_with(grant.as_str()));
+        self.emit.iter().any(covered)
+    }
+
+    /// May mod `id`, holding these grants, emit `topic`? Its own topics (`<id>.…`, `<id>/…`) and
+    /// those its `emit` grant covers. (Whether another mod's grant claims one of its own topics is
+    /// for the caller, who knows the other mods.)
+    pub fn check_emit(&self, id: &str, topic: &str) -> Result<(), Denied> {
+        if self.grants_emit(topic) || own_topic(id, topic) {
+            return Ok(());
+        }
+        Err(Denied::Emit { topic: topic.to_owned(), id: id.to_owned() })
     }
 
     /// May the mod push to a session it is not handling?
@@ -294,6 +356,7 @@ impl Grants {
         if let Some(TimerGrant::Any) = self.timers {
             out.push("timers: naming any session".to_owned());
         }
+        out.extend(self.emit.iter().map(|topic| format!("emit: {topic}")));
         out
     }
 }
@@ -385,6 +448,30 @@ mod tests {
         assert_eq!(g.describe(), ["hook: /client/game/", "hook: /client/items", "call: emulator"]);
         assert!(Grants::new(&GrantsToml { hook: vec!["client".into()], ..Default::default() }).is_err());
         assert!(Grants::new(&GrantsToml { call: vec!["No".into()], ..Default::default() }).is_err());
+    }
+
+    #[test]
+    fn a_mod_emits_its_own_topics_and_others_only_under_an_emit_grant() {
+        let none = Grants::default();
+        for own in ["forger.x", "forger/x", "forger.profile.created"] {
+            assert!(none.check_emit("forger", own).is_ok(), "{own}");
+        }
+        for other in ["profile.created", "forger", "forgerx.y", "forge.x", "emulator.x"] {
+            let e = none.check_emit("forger", other).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("emitting topic `{other}` needs a grant")) && e.contains("emit under [grants]"),
+                "{e}"
+            );
+        }
+        let game: Grants = toml::from_str("emit = [\"profile.created\", \"items.\"]").unwrap();
+        for ok in ["profile.created", "items.moved", "items.x.y", "emulator.x"] {
+            assert!(game.check_emit("emulator", ok).is_ok(), "{ok}");
+        }
+        for refused in ["profile.selected", "items", "itemsx.y", "profile.created.x"] {
+            assert!(game.check_emit("emulator", refused).is_err(), "{refused}");
+        }
+        assert_eq!(game.describe(), ["emit: profile.created", "emit: items."]);
+        assert!(toml::from_str::<Grants>("emit = [\"Bad Topic\"]").unwrap_err().to_string().contains("[grants] emit"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use declare::{
     Declarations, DeclareError, HookOwner, HookSpec, MAX_DECLARED, MAX_NAME, Phase, check_function, check_topic,
     order_hooks,
 };
-pub use grants::{Denied, Grants, GrantsError, GrantsToml, PushGrant, TimerGrant};
+pub use grants::{Denied, Grants, GrantsError, GrantsToml, PushGrant, TimerGrant, own_topic};
 pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};
 pub use realtime::{

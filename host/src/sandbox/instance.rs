@@ -23,6 +23,7 @@ use super::bindings::full::exports::modhost::plugin::realtime::{
 use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
 use super::call_error::{Busy, CallError, MAX_REASON, describe_mod_error, instantiation_failed, panic_lines};
+use super::deadline::{self, Deadline};
 use super::logcap;
 use super::peers::Chain;
 use super::quarantine::Quarantine;
@@ -34,7 +35,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::InstancePre;
-use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
+use wasmtime::{Store, StoreLimitsBuilder, Trap};
 
 /// A mod ready to run.
 pub struct LoadedMod {
@@ -438,17 +439,20 @@ impl LoadedMod {
         });
         instance.store.data_mut().begin_call(chain);
 
-        // The epoch deadline stops a guest running wasm; the timeout also stops a guest waiting inside
-        // an async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
-        // future cancels it; the instance is then dropped with it.
+        // The epoch deadline stops a guest running wasm; the clock around the call also stops a guest
+        // waiting inside an async WASI call (a sleep, a poll), which never reaches an epoch check.
+        // Both read one `Deadline`, which `emit` pauses while subscribers run on their own deadlines
+        // (`deadline.rs`). Dropping the call's future cancels it; the instance is then dropped with it.
         let result = if self.engine.enforce {
-            arm_deadline(&mut instance.store, deadline);
-            let grace = deadline + 2 * self.engine.epoch_tick;
-            tokio::time::timeout(grace, f(&mut instance.store, &instance.bound)).await
+            let clock = Deadline::start(deadline);
+            deadline::arm(&mut instance.store, clock.clone());
+            instance.store.data_mut().deadline = Some(clock.clone());
+            clock.run(2 * self.engine.epoch_tick, f(&mut instance.store, &instance.bound)).await
         } else {
             Ok(f(&mut instance.store, &instance.bound).await)
         };
         instance.store.data_mut().end_call();
+        instance.store.data_mut().deadline = None;
         if let (Some(trace), Some((checkout, call))) = (trace, started) {
             let host = instance.store.data_mut().trace.take().unwrap_or_default();
             trace.add(Phase::Checkout, call - checkout);
@@ -577,21 +581,10 @@ impl LoadedMod {
     }
 }
 
-/// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
-///
-/// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
-/// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
-/// worker; `yield_now` defers the wake-up until the worker has run the others.
+/// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`
+/// (`deadline::arm`, with a deadline nothing pauses: instantiation, a command).
 pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
-    let stop_at = Instant::now() + deadline;
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= stop_at {
-            Ok(UpdateDeadline::Interrupt)
-        } else {
-            Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
-        }
-    });
+    deadline::arm(store, Deadline::start(deadline));
 }
 
 /// The WIT's declarations as the engine checks them.

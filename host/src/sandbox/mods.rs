@@ -10,7 +10,9 @@ use super::bindings::{Error, modhost::plugin};
 use super::peers::{Chain, ChainError, Peers, Step};
 use super::state::CallState;
 use crate::session::SessionId;
+use modhost_mods::Denied;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The largest payload an event or a call carries.
@@ -83,8 +85,16 @@ impl plugin::mods::Host for CallState {
     async fn emit(&mut self, topic: String, payload: Vec<u8>) -> Result<u32, Error> {
         let id = self.cx.id.clone();
         modhost_mods::check_topic(&topic).map_err(|e| Error::Invalid(format!("mod {id}: {e}")))?;
+        // Topics have owners (`modhost_mods::grants`): refused before anything else, subscribers or not.
+        self.cx.grants.check_emit(&id, &topic).map_err(|why| self.cx.denied(why))?;
+        let peers = self.peers();
+        if !self.cx.grants.grants_emit(&topic)
+            && let Some(owner) = peers.as_ref().and_then(|p| p.topic_granted_to(&topic, &id))
+        {
+            return Err(self.cx.denied(Denied::EmitTaken { topic, owner: owner.to_string() }));
+        }
         self.check_payload(&payload)?;
-        let Some(peers) = self.peers() else { return Ok(0) };
+        let Some(peers) = peers else { return Ok(0) };
         let subscribers = peers.subscribers(&topic, &id);
         if subscribers.is_empty() {
             return Ok(0);
@@ -101,12 +111,22 @@ impl plugin::mods::Host for CallState {
             source: id.to_string(),
             session: chain.session.map(|s| s.as_str().to_owned()),
         };
+        // The subscribers' time is theirs: each runs on its own deadline, and the emitter's stops
+        // meanwhile, so a slow subscriber is stopped and counted against itself and never runs out
+        // the emitter's call after it wrote what the event announces (`deadline.rs`).
+        let _paused = self.deadline.as_ref().map(|deadline| deadline.pause());
         let mut heard = 0;
         for subscriber in subscribers {
             let child = chain.child(&subscriber.context_arc().id, step.clone());
             match Box::pin(subscriber.on_event(&event, child)).await {
                 Ok(()) => heard += 1,
-                Err(e) => tracing::warn!("mod {} failed on event {topic} from {id}: {e}", subscriber.id()),
+                Err(e) => {
+                    // A quarantined subscriber did not run: its failures were counted already.
+                    if !matches!(e, CallError::Quarantined(_)) {
+                        subscriber.context().events_failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    tracing::warn!("mod {} failed on event {topic} from {id}: {e}", subscriber.id());
+                }
             }
         }
         Ok(heard)

@@ -49,6 +49,13 @@ impl Peers {
         self.mods.read().unwrap_or_else(PoisonError::into_inner).iter().find(|m| m.id() == id).cloned()
     }
 
+    /// The loaded mod, other than `except`, whose `emit` grant names `topic`: the topic is its, even
+    /// when it starts with `except`'s id (a mod named `profile` does not own `profile.created`).
+    pub(crate) fn topic_granted_to(&self, topic: &str, except: &str) -> Option<Arc<str>> {
+        let mods = self.mods.read().unwrap_or_else(PoisonError::into_inner);
+        mods.iter().find(|m| m.id() != except && m.grants().grants_emit(topic)).map(|m| m.context_arc().id.clone())
+    }
+
     /// The mods that subscribe to `topic`, in load order, without `except` (the emitter).
     pub(crate) fn subscribers(&self, topic: &str, except: &str) -> Vec<Arc<LoadedMod>> {
         let mods = self.mods.read().unwrap_or_else(PoisonError::into_inner);

@@ -37,6 +37,9 @@ pub struct ModContext {
     pub denials: AtomicU64,
     /// Its hooks that failed and were skipped (`hook_errors = "skip"`), since it was loaded.
     pub hooks_skipped: AtomicU64,
+    /// Events delivered to it that it failed on (an error, a trap, its deadline), since it was
+    /// loaded: a subscriber's failure is its own, never the emitter's.
+    pub events_failed: AtomicU64,
     /// The largest linear memory an instance asked for, in bytes (granted or not).
     pub peak_memory: AtomicUsize,
     /// Its log budget per second and the lines it dropped (`logcap.rs`).
@@ -64,6 +67,7 @@ impl ModContext {
             grants,
             denials: AtomicU64::new(0),
             hooks_skipped: AtomicU64::new(0),
+            events_failed: AtomicU64::new(0),
             peak_memory: AtomicUsize::new(0),
             log: LogRate::default(),
             last_trap: Mutex::new(None),
@@ -200,6 +204,9 @@ pub(crate) struct CallState {
     pub(crate) trace: Option<Trace>,
     /// What the running call is part of: its caller's frames, its session (`peers.rs`).
     pub(crate) chain: super::peers::Chain,
+    /// The running call's deadline, which `emit` pauses while subscribers run on their own
+    /// (`deadline.rs`); none between calls and without limits.
+    pub(crate) deadline: Option<Arc<super::deadline::Deadline>>,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
     /// answer), and building one seeds two random generators and boxes a dozen streams: about a
     /// microsecond per fresh instance for nothing.
@@ -217,6 +224,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            deadline: None,
             wasi: None,
             table: ResourceTable::new(),
         }
@@ -232,6 +240,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            deadline: None,
             wasi: Some(wasi),
             table: ResourceTable::new(),
         }

@@ -170,21 +170,22 @@ async fn heard(server: &TestServer, id: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn an_event_reaches_every_subscriber_but_the_emitter_in_load_order() {
-    // s1..s3 hear `go` and each says so on its own topic, which `r` hears: r's record is the order.
-    let mut builder = peer(TestServer::builder(), "e", "", json!({"name": "e", "subscriptions": ["go"]}));
+    // s1..s3 hear `e.go` and each says so on its own topic, which `r` hears: r's record is the order.
+    // (Each emits only its own topics, `<id>.…`: no grants needed.)
+    let mut builder = peer(TestServer::builder(), "e", "", json!({"name": "e", "subscriptions": ["e.go"]}));
     for id in ["s1", "s2", "s3"] {
-        let config = json!({"name": id, "subscriptions": ["go"], "then_emit": {"go": format!("after.{id}")}});
+        let config = json!({"name": id, "subscriptions": ["e.go"], "then_emit": {"e.go": format!("{id}.after")}});
         builder = peer(builder, id, "", config);
     }
     let builder =
-        peer(builder, "z-recorder", "", json!({"name": "r", "subscriptions": ["after.s1", "after.s2", "after.s3"]}));
+        peer(builder, "z-recorder", "", json!({"name": "r", "subscriptions": ["s1.after", "s2.after", "s3.after"]}));
     let server = builder.start().await.unwrap();
     loaded(&server);
-    let reply = post(&server, "/peer/e/emit/go", br#"{"n":1}"#).await;
+    let reply = post(&server, "/peer/e/emit/e.go", br#"{"n":1}"#).await;
     assert_eq!(reply.json(), json!({"by": "e", "count": 3}), "three subscribers, not the emitter");
     assert!(heard(&server, "e").await.is_empty(), "the emitter does not hear itself");
     let order: Vec<Value> = heard(&server, "r").await.iter().map(|e| e["topic"].clone()).collect();
-    assert_eq!(order, ["after.s1", "after.s2", "after.s3"]);
+    assert_eq!(order, ["s1.after", "s2.after", "s3.after"]);
     let s2 = heard(&server, "s2").await;
     assert_eq!(s2.len(), 1);
     assert_eq!(
@@ -192,37 +193,42 @@ async fn an_event_reaches_every_subscriber_but_the_emitter_in_load_order() {
         (&json!("e"), &json!(SESSION), &json!({"n": 1}))
     );
     // A topic nobody hears reaches nobody; a bad topic is the emitter's error.
-    assert_eq!(post(&server, "/peer/e/emit/nobody", b"1").await.json()["count"], 0);
+    assert_eq!(post(&server, "/peer/e/emit/e.nobody", b"1").await.json()["count"], 0);
     assert_eq!(post(&server, "/peer/e/emit/Bad%20Topic", b"1").await.json()["error"]["kind"], "invalid");
     server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn events_nest_at_most_eight_deep_and_a_cycle_is_an_error_value() {
-    // n1 hears t0 and emits t1, n2 hears t1 …: the emitter's handler is frame 1, n7 frame 8, so n7's
-    // emit of t7 is past the bound and n8 never hears it.
+    // n1 hears e.t0 and emits n1.t1, n2 hears n1.t1 …: the emitter's handler is frame 1, n7 frame 8,
+    // so n7's emit of n7.t7 is past the bound and n8 never hears it.
+    let topic = |i: usize| if i == 0 { "e.t0".to_owned() } else { format!("n{i}.t{i}") };
     let mut builder = peer(TestServer::builder(), "e", "", json!({"name": "e"}));
     for i in 1..=8 {
-        let config = json!({"name": format!("n{i}"), "subscriptions": [format!("t{}", i - 1)], "then_emit": {format!("t{}", i - 1): format!("t{i}")}});
+        let config =
+            json!({"name": format!("n{i}"), "subscriptions": [topic(i - 1)], "then_emit": {topic(i - 1): topic(i)}});
         builder = peer(builder, &format!("n{i}"), "", config);
     }
-    let builder = peer(builder, "x1", "", json!({"name": "x1", "subscriptions": ["x"], "then_emit": {"x": "y"}}));
-    let builder = peer(builder, "x2", "", json!({"name": "x2", "subscriptions": ["y"], "then_emit": {"y": "x"}}));
+    let builder =
+        peer(builder, "x1", "", json!({"name": "x1", "subscriptions": ["x2.x"], "then_emit": {"x2.x": "x1.y"}}));
+    let builder =
+        peer(builder, "x2", "", json!({"name": "x2", "subscriptions": ["x1.y"], "then_emit": {"x1.y": "x2.x"}}));
     let server = builder.start().await.unwrap();
     loaded(&server);
-    assert_eq!(post(&server, "/peer/e/emit/t0", b"0").await.json()["count"], 1);
+    assert_eq!(post(&server, "/peer/e/emit/e.t0", b"0").await.json()["count"], 1);
     let n7 = heard(&server, "n7").await;
     assert_eq!(n7[0]["then_emit"]["error"]["kind"], "too-large", "{n7:?}");
     let message = n7[0]["then_emit"]["error"]["message"].as_str().unwrap();
-    assert!(message.contains("at most 8 deep") && message.contains("n6 hearing t5"), "{message}");
+    assert!(message.contains("at most 8 deep") && message.contains("n6 hearing n5.t5"), "{message}");
     assert!(heard(&server, "n8").await.is_empty());
     assert_eq!(heard(&server, "n6").await[0]["then_emit"]["count"], 1);
 
-    // x1 hears x and emits y; x2 hears y and emits x, which x1 is hearing already: a cycle.
-    assert_eq!(post(&server, "/peer/e/emit/x", b"0").await.json()["count"], 1);
+    // x2's request emits x2.x; x1 hears it and emits x1.y; x2 hears that and emits x2.x, which x1 is
+    // hearing already: a cycle.
+    assert_eq!(post(&server, "/peer/x2/emit/x2.x", b"0").await.json()["count"], 1);
     let x2 = heard(&server, "x2").await;
     assert_eq!(x2[0]["then_emit"]["error"]["kind"], "invalid", "{x2:?}");
-    assert!(x2[0]["then_emit"]["error"]["message"].as_str().unwrap().contains("a cycle: x1 hearing x"), "{x2:?}");
+    assert!(x2[0]["then_emit"]["error"]["message"].as_str().unwrap().contains("a cycle: x1 hearing x2.x"), "{x2:?}");
     assert_eq!(heard(&server, "x1").await.len(), 1, "x1 heard x once");
     server.stop().await.unwrap();
 }
@@ -272,7 +278,15 @@ async fn calls_need_their_grant_and_a_call_cycle_is_refused_while_the_callee_see
 /// The built-in game with the welcome-pack example (`wasm`: its component) installed as the
 /// example ships it: its manifest, config and schema.
 pub(crate) async fn welcome_pack_server(wasm: &str) -> TestServer {
-    let builder = TestServer::builder().config(|c| c.builtin_mods = true);
+    let server =
+        with_welcome_pack(TestServer::builder().config(|c| c.builtin_mods = true), wasm).start().await.unwrap();
+    loaded(&server);
+    server
+}
+
+/// `builder` with the welcome-pack example (`wasm`: its component) installed as the example ships
+/// it: its manifest, config and schema.
+fn with_welcome_pack(builder: TestServerBuilder, wasm: &str) -> TestServerBuilder {
     let manifest =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/welcome-pack/mod.toml")).unwrap();
     let dir = builder.root().join("mods").join("welcome-pack");
@@ -286,9 +300,7 @@ pub(crate) async fn welcome_pack_server(wasm: &str) -> TestServer {
         .filter(|l| !l.starts_with("id =") && !l.starts_with("version ="))
         .collect::<Vec<_>>()
         .join("\n");
-    let server = builder.with_mod("welcome-pack", wasm, &extra).start().await.unwrap();
-    loaded(&server);
-    server
+    builder.with_mod("welcome-pack", wasm, &extra)
 }
 
 /// A new player gets the welcome pack's gift; a blocked nickname is refused by its hook with
@@ -389,5 +401,102 @@ async fn a_reused_callee_lets_go_of_the_session_call_for_session_locked_when_the
         let reply = send(server.addr, &Call::post_raw("/peer/a/echo", b"{}").session(other)).await.unwrap();
         assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
     }
+    server.stop().await.unwrap();
+}
+
+const CREATE: &str = "/client/game/profile/create";
+
+/// Creates a PMC named `nickname` for `session`: the game's answer.
+async fn create_profile(server: &TestServer, session: &str, nickname: &str) -> modhost_tests::client::Reply {
+    let body = json!({"nickname": nickname, "side": "Bear", "headId": "5cc084dd14c02e000b0550a3"}).to_string();
+    send(server.addr, &Call::post(CREATE, body.as_bytes()).session(session)).await.unwrap()
+}
+
+/// What the welcome pack gave `session`.
+async fn gifts(server: &TestServer, session: &str) -> Value {
+    let gifts = send(server.addr, &Call::get("/welcome-pack/gifts").session(session)).await.unwrap().json();
+    gifts["data"].clone()
+}
+
+/// The entry of `/modhost/mods` for mod `id`.
+async fn mod_view(server: &TestServer, id: &str) -> Value {
+    let mods = send(server.addr, &Call::get("/modhost/mods")).await.unwrap().json();
+    let loaded = mods["loaded"].as_array().unwrap_or_else(|| panic!("{mods}"));
+    loaded.iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("no {id} in {mods}")).clone()
+}
+
+#[tokio::test]
+async fn a_mod_without_a_grant_cannot_speak_for_the_game_and_the_welcome_pack_gives_nothing_for_a_forged_event() {
+    // A player made a profile before the welcome pack was installed: their session has no gift yet,
+    // so a `profile.created` in its request would give one.
+    let server = TestServer::builder().config(|c| c.builtin_mods = true).start().await.unwrap();
+    assert_eq!(create_profile(&server, SESSION, "Early").await.json()["err"], 0);
+    let again = server.restart_builder();
+    server.stop().await.unwrap();
+    let builder = with_welcome_pack(again, guests::WELCOME_PACK);
+    // `forger` and `profile` hold no grants; `granted` may emit the game's topic, as a player allowed.
+    let builder = peer(builder, "forger", "", json!({"name": "forger"}));
+    let builder = peer(builder, "profile", "", json!({"name": "profile"}));
+    let builder = peer(builder, "granted", "[grants]\nemit = [\"profile.created\"]", json!({"name": "granted"}));
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let payload = json!({"session": SESSION, "uid": "forged", "nickname": "Early", "side": "Bear"}).to_string();
+
+    let forged = post(&server, "/peer/forger/emit/profile.created", payload.as_bytes()).await.json();
+    assert_eq!(forged["error"]["kind"], "denied", "a grant-less mod emitted the game's topic: {forged}");
+    let message = forged["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("emitting topic `profile.created` needs a grant")
+            && message.contains("start with `forger.`")
+            && message.contains("emit under [grants]"),
+        "{message}"
+    );
+    // A mod whose id is the topic's first word does not own a topic the game's grant names.
+    let taken = post(&server, "/peer/profile/emit/profile.created", payload.as_bytes()).await.json();
+    assert_eq!(taken["error"]["kind"], "denied", "{taken}");
+    assert!(taken["error"]["message"].as_str().unwrap().contains("belongs to mod `emulator`"), "{taken}");
+    assert_eq!(gifts(&server, SESSION).await, json!([]), "the welcome pack gave a gift for a forged event");
+
+    // A mod granted the topic reaches the welcome pack, which sees who sent it and gives nothing.
+    let granted = post(&server, "/peer/granted/emit/profile.created", payload.as_bytes()).await.json();
+    assert_eq!(granted["count"], 1, "the welcome pack heard it and ignored it: {granted}");
+    assert_eq!(gifts(&server, SESSION).await, json!([]), "the welcome pack trusted an event not from the game");
+    // A mod's own topics need no grant.
+    let own = post(&server, "/peer/forger/emit/forger.news", b"{}").await.json();
+    assert_eq!(own, json!({"by": "forger", "count": 0}));
+    // The game's own event still reaches it: a new player gets the gift.
+    let other = "cccccccccccccccccccccccc";
+    assert_eq!(create_profile(&server, other, "Later").await.json()["err"], 0);
+    assert_eq!(gifts(&server, other).await.as_array().map(Vec::len), Some(1));
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_subscriber_that_spins_is_stopped_on_its_own_deadline_and_blamed_while_the_game_answers() {
+    // The game gets 2 s a call, the spinner 3 s: the spinner outlasts the game's own deadline.
+    let builder = TestServer::builder().config(|c| {
+        c.builtin_mods = true;
+        c.limits.call_deadline = std::time::Duration::from_secs(2);
+        c.limits.quarantine_after = 2;
+    });
+    let builder = peer(builder, "spinner", "", json!({"name": "spinner", "spin_on": ["profile.created"]}));
+    std::fs::write(builder.root().join("modhost.toml"), "[mods.spinner]\ncall_timeout_ms = 3000\n").unwrap();
+    let server = builder.start().await.unwrap();
+    loaded(&server);
+    let sessions = ["dddddddddddddddddddddddd", "eeeeeeeeeeeeeeeeeeeeeeee", "ffffffffffffffffffffffff"];
+    for (i, session) in sessions.into_iter().enumerate() {
+        let reply = create_profile(&server, session, &format!("Player{i}")).await;
+        assert_eq!((reply.status, reply.json()["err"].clone()), (200, json!(0)), "create {i}: {}", reply.text());
+        let listed = send(server.addr, &Call::post("/client/game/profile/list", b"{}").session(session)).await.unwrap();
+        assert_eq!(listed.json()["data"][0]["Info"]["Nickname"], format!("Player{i}"), "{}", listed.text());
+    }
+    // The spinner ran out its own deadline twice, was counted for it, and is quarantined (the third
+    // event did not run it); the game is not.
+    let spinner = mod_view(&server, "spinner").await;
+    assert_eq!(spinner["events_failed"], 2, "{spinner}");
+    let why = spinner["quarantined"].as_str().unwrap_or_else(|| panic!("the spinner is not quarantined: {spinner}"));
+    assert!(why.contains("deadlines"), "{why}");
+    let game = mod_view(&server, "emulator").await;
+    assert_eq!((&game["quarantined"], &game["events_failed"]), (&Value::Null, &json!(0)), "{game}");
     server.stop().await.unwrap();
 }

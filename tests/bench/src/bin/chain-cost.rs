@@ -58,9 +58,10 @@ struct Args {
     perf: bool,
 }
 
-/// The topic the 10 subscribers hear, and one nobody does.
-const HEARD: &str = "bench.heard";
-const UNHEARD: &str = "bench.nobody";
+/// The topic the 10 subscribers hear, and one nobody does: the emitter `e`'s own (`e.…`), which it
+/// emits without a grant.
+const HEARD: &str = "e.heard";
+const UNHEARD: &str = "e.nobody";
 /// The db path of the direct read: a small table of the default db, so the row is the read's
 /// machinery, not a copy of megabytes.
 const DB_PATH: &str = "globals";
