@@ -12,6 +12,11 @@
 //! player would, through the DevTools protocol (a minimal client below): it edits a value, applies it,
 //! then applies an invalid one, and checks what the page showed, `config.json` on disk and what the
 //! mod reads.
+//!
+//! The browser policy (issue 29, `host/src/front/origin.rs`): a page served from another 127.0.0.1
+//! port, in Chromium, tries what a hostile page would: open a player's notifier socket, drain their
+//! queue with an `<img>`, frame `/modhost/`. Each must fail
+//! (`chromium_a_page_of_another_origin_cannot_take_a_socket_drain_a_poll_or_frame_the_page`).
 
 use modhost_tests::client::{Call, Reply, send};
 use modhost_tests::{TestServer, guests, server::install_mod};
@@ -671,6 +676,15 @@ mod devtools {
     /// value as a string, or the protocol's answer when it is not one (an exception, or a context
     /// destroyed by a navigation).
     pub(super) fn evaluate(port: u16, path: &str, expression: &str) -> Result<String, String> {
+        let params = serde_json::json!({"expression": expression, "awaitPromise": true, "returnByValue": true});
+        let message = call(port, path, "Runtime.evaluate", params);
+        let value = &message["result"]["result"]["value"];
+        value.as_str().map(str::to_owned).ok_or_else(|| message.to_string())
+    }
+
+    /// Calls DevTools' `method` with `params` on the page at WebSocket `path`; answers the protocol's
+    /// whole answer (`result`, or `error`).
+    pub(super) fn call(port: u16, path: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
         let mut stream = connect(port);
         write!(
             stream,
@@ -689,18 +703,16 @@ mod devtools {
                 break;
             }
         }
-        let call = serde_json::json!({"id": 1, "method": "Runtime.evaluate",
-            "params": {"expression": expression, "awaitPromise": true, "returnByValue": true}});
+        let call = serde_json::json!({"id": 1, "method": method, "params": params});
         send(&mut stream, call.to_string().as_bytes());
         // Bounded: each read waits at most IO_WAIT, and the script's own waits are bounded.
         for _ in 0..1000 {
             let message: serde_json::Value = serde_json::from_slice(&receive(&mut reader)).expect("a JSON message");
             if message["id"] == 1 {
-                let value = &message["result"]["result"]["value"];
-                return value.as_str().map(str::to_owned).ok_or_else(|| message.to_string());
+                return message;
             }
         }
-        panic!("no answer to Runtime.evaluate in 1000 messages");
+        panic!("no answer to {method} in 1000 messages");
     }
 
     /// Sends one masked text frame (a client must mask; the key's value does not matter).
@@ -760,6 +772,15 @@ mod devtools {
 /// Opens `url` in headless Chromium with DevTools on, evaluates `expression` in it, and answers the
 /// value. Chromium runs in a process group of its own, killed whole afterwards.
 fn chromium_evaluate(url: &str, expression: &str) -> String {
+    with_chromium(url, |port, page| {
+        devtools::evaluate(port, page, expression).unwrap_or_else(|e| panic!("the script failed: {e}"))
+    })
+}
+
+/// Opens `url` in headless Chromium with DevTools on and, once the page has loaded, answers what
+/// `act` does with DevTools' port and the page's WebSocket path. Chromium runs in a process group of
+/// its own, killed whole afterwards.
+fn with_chromium<T>(url: &str, act: impl FnOnce(u16, &str) -> T + std::panic::UnwindSafe) -> T {
     use std::os::unix::process::CommandExt as _;
     let profile = tempfile::tempdir().expect("a profile directory");
     let mut child = Command::new(chromium())
@@ -788,7 +809,7 @@ fn chromium_evaluate(url: &str, expression: &str) -> String {
             assert!(Instant::now() < deadline, "the page did not load in 30 s: {state}");
             std::thread::sleep(Duration::from_millis(50));
         }
-        devtools::evaluate(port, &page, expression).unwrap_or_else(|e| panic!("the script failed: {e}"))
+        act(port, &page)
     });
     let _ = Command::new("kill").args(["-KILL", "--", &format!("-{group}")]).stderr(Stdio::null()).status();
     let _ = child.wait();
@@ -861,5 +882,140 @@ async fn the_page_lists_each_hooked_routes_chain_in_run_order() {
     let row =
         "<td>/peer/o/*</td><td>b (/peer/o/echo, priority 10) → a (/peer/o/echo, priority 0)</td><td>o</td><td>—</td>";
     assert!(table.contains(row), "the chain, in run order:\n{table}");
+    server.stop().await.expect("stopping");
+}
+
+// ---- Chromium: a page of another origin (issue 29, `host/src/front/origin.rs`) ----
+
+/// The hostile page: it opens `SESSION`'s notifier socket, polls `QUEUED`'s queue with an `<img>`,
+/// and frames `/modhost/`, on the server at `TARGET`; `window.done` answers what each did, as JSON.
+const HOSTILE_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>elsewhere</title><body>
+<script>
+window.results = {};
+window.done = new Promise((resolve) => {
+  let pending = 3;
+  const finish = (key, value) => {
+    if (key in window.results) return;
+    window.results[key] = value;
+    if (--pending === 0) resolve(JSON.stringify(window.results));
+  };
+  setTimeout(() => resolve(JSON.stringify(window.results)), 15000);
+  const ws = new WebSocket("ws://TARGET/notifierServer/getwebsocket/SESSION");
+  ws.onopen = () => finish("socket", "opened");
+  ws.onmessage = (m) => { window.results.pushed = String(m.data); };
+  ws.onerror = () => finish("socket", "failed");
+  ws.onclose = () => finish("socket", "failed");
+  const img = new Image();
+  img.onload = () => finish("poll", "answered");
+  img.onerror = () => finish("poll", "answered");
+  img.src = "http://TARGET/notifierServer/get/QUEUED?last_id=0";
+  const frame = document.createElement("iframe");
+  frame.onload = () => finish("frame", "loaded");
+  frame.src = "http://TARGET/modhost/";
+  document.body.appendChild(frame);
+});
+</script>"#;
+
+/// Serves `page` as HTML at every path of a listener of its own on 127.0.0.1: another origin than
+/// the server's (another port). Each connection gets one answer and is closed; the listener ends
+/// with the returned task.
+async fn serve_elsewhere(page: String) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a listener");
+    let addr = listener.local_addr().expect("its address");
+    let task = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let page = page.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The request's head, bounded in size and time; its content does not matter.
+                let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 << 10 {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                })
+                .await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_a_page_of_another_origin_cannot_take_a_socket_drain_a_poll_or_frame_the_page() {
+    use futures_util::StreamExt as _;
+    let _ = chromium();
+    const PLAYER: &str = "0123456789abcdef01234567";
+    const QUEUED: &str = "fedcba9876543210fedcba98";
+    let builder = TestServer::builder().with_mod("pusher", guests::PEER, "");
+    let dir = builder.root().join("mods").join("pusher");
+    std::fs::create_dir_all(&dir).expect("the mod folder");
+    std::fs::write(dir.join("config.default.json"), r#"{"name": "p"}"#).expect("its config");
+    let server = tokio::time::timeout(BOOT_WAIT, builder.start()).await.expect("booted in time").expect("booting");
+    let addr = server.addr;
+    let push = |session: &'static str, body: &'static str| async move {
+        let call = Call::post_raw(&format!("/peer/p/push/{session}"), body.as_bytes()).session(session);
+        send(addr, &call).await.expect("a push").json()
+    };
+
+    // The player's socket (the game's client sends no Origin), and a message queued for another.
+    let url = format!("ws://{addr}/notifierServer/getwebsocket/{PLAYER}");
+    let (mut player, _) = tokio_tungstenite::connect_async(url).await.expect("the player's socket");
+    assert_eq!(push(QUEUED, r#"{"private":"queued"}"#).await["delivery"], "queued");
+
+    let page = HOSTILE_PAGE.replace("TARGET", &addr.to_string()).replace("SESSION", PLAYER).replace("QUEUED", QUEUED);
+    let (elsewhere, listener) = serve_elsewhere(page).await;
+    let page_url = format!("http://{elsewhere}/");
+    let modhost = format!("http://{addr}/modhost/");
+    let (results, frames) = tokio::task::spawn_blocking(move || {
+        with_chromium(&page_url, |port, page| {
+            let results = devtools::evaluate(port, page, "window.done").unwrap_or_else(|e| panic!("the page: {e}"));
+            (results, devtools::call(port, page, "Page.getFrameTree", serde_json::json!({})))
+        })
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    listener.abort();
+    let results: Value = serde_json::from_str(&results).expect("the page's results are JSON");
+
+    // The socket: refused, so the player's stays open and its pushes reach the player alone.
+    assert_eq!(results["socket"], "failed", "the page opened the player's notifier socket: {results}");
+    assert!(server.app.notifier_connected(PLAYER), "the player's socket was replaced");
+    assert_eq!(push(PLAYER, r#"{"private":"player"}"#).await["delivery"], "delivered");
+    let message = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match player.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => return text.to_string(),
+                Some(Ok(_)) => continue,
+                other => panic!("the player's socket ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("the push reached the player");
+    assert_eq!(message, r#"{"private":"player"}"#);
+
+    // The poll: the message is still queued for its session.
+    let polled = get(addr, &format!("/notifierServer/get/{QUEUED}?last_id=0")).await;
+    assert_eq!(polled.text(), r#"{"private":"queued"}"#, "the page's <img> drained the queue");
+
+    // The frame: Chromium refused to show /modhost/ in it (an error page instead).
+    let children = frames["result"]["frameTree"]["childFrames"].as_array().cloned().unwrap_or_default();
+    assert_eq!(children.len(), 1, "the page's one frame: {frames}");
+    let frame = &children[0]["frame"];
+    let shown = frame["url"].as_str().unwrap_or_default();
+    assert!(!shown.starts_with(&modhost), "a page of another origin framed {modhost}: {frame}");
+    let reply = get(addr, "/modhost/").await;
+    assert_eq!(reply.header("x-frame-options"), Some("DENY"));
     server.stop().await.expect("stopping");
 }

@@ -131,12 +131,15 @@ async fn host_page(app: &App, request: Request<Incoming>) -> Handled {
             }
         }
     };
+    let mut headers = vec![
+        (header::CONTENT_TYPE, HeaderValue::from_static(page.content_type)),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+    ];
+    // No other page may frame these (the page's buttons reload and edit configs).
+    headers.extend(super::origin::no_framing());
     let answer = Answer {
         status: StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        headers: vec![
-            (header::CONTENT_TYPE, HeaderValue::from_static(page.content_type)),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-        ],
+        headers,
         body: vec![Part::Literal(Bytes::from(page.body))],
     };
     Handled::identity(answer, counted(page.status))

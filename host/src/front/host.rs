@@ -9,9 +9,10 @@
 //!
 //! Any other Host is answered **421 Misdirected Request** naming it: the request reached a server
 //! that does not serve that name (RFC 9110 §15.5.20), which is what happened; 403 would say the
-//! client lacks a permission it could obtain. HTTP/1.1 without a Host, or with more than one, is 400
-//! (RFC 9112 §3.2). HTTP/1.0 without a Host is served: the protocol had none, and a browser (the only
-//! way a rebinding page reaches us) always sends one.
+//! client lacks a permission it could obtain. HTTP/1.1 without a Host, with more than one, or with
+//! one whose value is not `host[:port]` (`a b`, `user@host`, a port that is not a number) is 400
+//! (RFC 9112 §3.2: it names no machine, not another one). HTTP/1.0 without a Host is served: the
+//! protocol had none, and a browser (the only way a rebinding page reaches us) always sends one.
 //!
 //! What a reader must not break: the check runs before the host's own pages too (`/modhost/reload`
 //! is the most dangerous target), and compares names whole, never by suffix.
@@ -64,13 +65,24 @@ pub(super) fn check(
         };
     }
     for name in named.into_iter().flatten() {
-        // userinfo (`user@host`) has no place in a Host; `Authority` would accept it.
+        let quoted: String = name.chars().take(QUOTED_HOST_MAX).collect();
+        // An empty Host is well-formed (RFC 9112 §3.2: a target without an authority) and names
+        // nothing here: 421 below. Anything else must be `host[:port]`; userinfo (`user@host`) has no
+        // place in a Host, though `Authority` would accept it.
         let host = match name.parse::<Authority>() {
-            Ok(authority) if !name.contains('@') => Some(authority),
-            _ => None,
+            Ok(authority) if !name.contains('@') && port_is_digits(&authority) => Some(authority),
+            _ if name.is_empty() => None,
+            _ => {
+                let mut answer = Answer::error(
+                    StatusCode::BAD_REQUEST,
+                    "the Host header is not a host with an optional port (RFC 9112 §3.2)",
+                    &[("host", &quoted)],
+                );
+                answer.headers.push((header::CONNECTION, header::HeaderValue::from_static("close")));
+                return Err(answer);
+            }
         };
         if !host.is_some_and(|a| allowed(a.host(), names, own.ip())) {
-            let quoted: String = name.chars().take(QUOTED_HOST_MAX).collect();
             tracing::debug!("refused a request for Host {quoted:?}");
             return Err(Answer::error(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -81,6 +93,13 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// Whether what follows the host is nothing, or `:` and digits (RFC 3986 `port = *DIGIT`):
+/// `Authority` checks only the characters, so `127.0.0.1:port` would pass as `127.0.0.1`.
+fn port_is_digits(authority: &Authority) -> bool {
+    let rest = authority.as_str().get(authority.host().len()..).unwrap_or_default();
+    rest.is_empty() || rest.strip_prefix(':').is_some_and(|port| port.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -122,7 +141,6 @@ mod tests {
             "127.0.0.1.nip.io",
             "0.0.0.0",
             "10.0.0.5",
-            "a@127.0.0.1",
             "",
         ] {
             assert_eq!(answer(Version::HTTP_11, "/x", &[host], &[], wildcard), Some(421), "{host:?}");
@@ -143,5 +161,12 @@ mod tests {
         assert_eq!(answer(Version::HTTP_11, "/x", &["127.0.0.1", "127.0.0.1"], &[], own), Some(400));
         assert_eq!(answer(Version::HTTP_10, "/x", &[], &[], own), None);
         assert_eq!(answer(Version::HTTP_10, "/x", &["rebind.example"], &[], own), Some(421));
+    }
+
+    #[test]
+    fn a_host_that_is_not_host_and_port_is_400() {
+        for host in ["a b", "127.0.0.1 x", "a@127.0.0.1", "127.0.0.1:port", "127.0.0.1/x", "[::1"] {
+            assert_eq!(answer(Version::HTTP_11, "/x", &[host], &[], "127.0.0.1:6969"), Some(400), "{host:?}");
+        }
     }
 }

@@ -8,7 +8,10 @@
 //!    of connections freed is given back to the OS when it ends (`reclaim.rs`).
 //! 2. **Deadlines** (`guard.rs`): idle, head and write-stall deadlines hyper lacks, on the socket.
 //!    **Host** (`host.rs`): a `Host` that names neither this machine nor a name the player allowed →
-//!    421 (DNS rebinding); none or two on HTTP/1.1 → 400. Checked before everything below.
+//!    421 (DNS rebinding); none, two, or one that is not a host on HTTP/1.1 → 400. Checked before
+//!    everything below. **Origin** (`origin.rs`): the browser policy: a websocket upgrade whose
+//!    `Origin` is not the server's own → 403, a notifier poll another origin's page sent → 403; the
+//!    host's pages refuse framing.
 //! 3. **Head size** (`request.rs`): over 64 KiB of headers → 431 and close.
 //! 4. **Session** (`session.rs`): `Cookie: PHPSESSID=` or a `sessionid` header; malformed → 400.
 //! 5. **Route** (`dispatch.rs`): everything but the host's own paths goes to the route table
@@ -41,6 +44,7 @@ mod host;
 mod listen;
 mod modsock;
 mod notifier;
+mod origin;
 mod reclaim;
 mod request;
 mod session;

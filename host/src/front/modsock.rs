@@ -4,15 +4,20 @@
 //! at the end), registered in `crate::realtime::modsock` (ids, caps, who may send).
 //!
 //! The order, each step refusing before the next costs anything: the socket route (404 when none),
-//! the handshake (`upgrade.rs`: 400), the request head and session id (as for any request:
+//! the handshake (`upgrade.rs`: 400), a browser's `Origin` (`origin.rs`: 403 unless the server's
+//! own), the request head and session id (as for any request:
 //! `request.rs`, `session.rs`), the caps (503, the mod is not called), then `accept` under the
 //! session's lock (`session.rs`), as `handle` runs, with the request a handler gets. A refusal
 //! is the mod's own answer (checked as a handler's answer is); a failed `accept` is answered as a
 //! failed `handle` is. Every answer but the `101` closes the connection: the client sent upgrade
 //! headers and expects no further HTTP on it.
+//!
+//! What a reader must not break: once the mod accepted, it hears `on-close` whatever follows,
+//! including an upgrade that never completes (the client reset the connection before the `101`
+//! reached it: 1006), as the mod may have set something up for the connection in `accept`.
 
 use super::answer::{self, Answer, Handled, PartsBody};
-use super::{request, session, upgrade};
+use super::{origin, request, session, upgrade};
 use crate::app::App;
 use crate::generation::{Generation, SocketOwner};
 use crate::realtime::modsock::{ModSockets, Ticket};
@@ -55,6 +60,7 @@ async fn accept(
     (module, index): SocketOwner,
 ) -> Result<Response<PartsBody>, Answer> {
     let handshake = upgrade::check(&request)?;
+    origin::check_socket(request.headers())?;
     request::check_head(request.headers())?;
     let session = session::of_request(request.headers())?;
 
@@ -83,10 +89,10 @@ async fn accept(
             let timing =
                 socket::Timing { ping_idle: app.config.realtime.ping_idle, pong_wait: app.config.realtime.pong_wait };
             let stopping = realtime.stopping();
-            Ok(upgrade::switch(request, handshake, &realtime, move |io, slot| async move {
+            Ok(upgrade::switch(request, handshake, &realtime, move |upgraded, slot| async move {
                 // The connection's slot under the connection limit, held as long as the socket is open.
                 let _slot = slot;
-                serve(io, ticket, module, socket_route, outbox, timing, stopping).await;
+                serve(upgraded, ticket, module, socket_route, outbox, timing, stopping).await;
             }))
         }
     }
@@ -123,13 +129,14 @@ impl socket::Reader for ModReader {
 }
 
 /// Serves connection `ticket` of `module` (accepted on socket route `route`) until it ends, then
-/// calls `on-close` unless the mod closed it itself. The ticket is released when this returns.
+/// calls `on-close` unless the mod closed it itself. An upgrade that never completed ends at once,
+/// with 1006, and is told to the mod the same way. The ticket is released when this returns.
 ///
 /// `on-message` and `on-close` run without a session lock (their chain has no session): a
 /// connection outlives any request, and holding its session's lock for it would stall that player's
 /// requests behind a socket.
 async fn serve<S>(
-    io: S,
+    upgraded: Result<S, hyper::Error>,
     ticket: Ticket,
     module: Arc<LoadedMod>,
     route: String,
@@ -139,8 +146,13 @@ async fn serve<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let reader = ModReader { module: module.clone(), id: ticket.id().to_owned(), route: route.clone() };
-    let ended = socket::run(io, &outbox, reader, timing, stopping).await;
+    let ended = match upgraded {
+        Ok(io) => {
+            let reader = ModReader { module: module.clone(), id: ticket.id().to_owned(), route: route.clone() };
+            socket::run(io, &outbox, reader, timing, stopping).await
+        }
+        Err(_) => socket::Ended { code: 1006, reason: "the connection ended before its upgrade completed".to_owned() },
+    };
     tracing::debug!("mod {} connection {} ended: {} {}", module.id(), ticket.id(), ended.code, ended.reason);
     if ticket.forget() {
         let chain = Chain::root(&module.context().id, Step::Socket(route), None);

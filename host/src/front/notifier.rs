@@ -1,21 +1,30 @@
 //! The SPT notifier's HTTP side, under `/notifierServer/` (the host's own paths: no mod claims them):
 //!
 //! - `GET /notifierServer/getwebsocket/<session>`: the session's websocket (`upgrade.rs` checks the
-//!   handshake; `crate::realtime::hub` keeps one socket per session; `crate::realtime::socket` serves
-//!   it). The session is the path's last segment, 24 hex digits, as the SPT client sends it.
+//!   handshake, `origin.rs` a browser's `Origin`; `crate::realtime::hub` keeps one socket per
+//!   session; `crate::realtime::socket` serves it). The session is the path's last segment, 24 hex
+//!   digits, as the SPT client sends it.
 //! - `/notifierServer/get/<session>`: the poll fallback. It answers what is queued for the session,
 //!   or waits for a push (`RealtimeLimits::poll_wait`, 15 s) and then answers a `ping` notification,
-//!   as SPT's server does: the messages as JSON text, one per line, uncompressed.
+//!   as SPT's server does: the messages as JSON text, one per line, uncompressed. A poll another
+//!   origin's page sent is refused before it takes anything (`origin.rs`).
+//!
+//! What a reader must not break: the socket is attached to the hub only once its upgrade completed,
+//! by its task, and detached by a guard ([`Registered`]) however the task ends; the upgrade is
+//! answered on the hub's room alone ([`crate::realtime::hub::Hub::room_for`]). An upgrade the client
+//! resets before its `101` then leaves nothing behind.
 
 use super::answer::{Answer, Handled, PartsBody};
-use super::upgrade;
+use super::{origin, upgrade};
 use crate::app::App;
-use crate::realtime::socket;
+use crate::realtime::hub::{Attached, TooManySockets};
+use crate::realtime::{Realtime, socket};
 use crate::session::SessionId;
 use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
+use std::sync::Arc;
 
 /// Where the notifier's paths start.
 pub(super) const PREFIX: &str = "/notifierServer/";
@@ -35,7 +44,11 @@ pub(super) async fn answer(app: &App, request: Request<Incoming>) -> Handled {
         };
     }
     if let Some(rest) = path.strip_prefix(POLL) {
-        return Handled::identity(poll(app, rest).await, Some(format!("{POLL}*")));
+        let answer = match origin::check_poll(request.headers()) {
+            Ok(()) => poll(app, rest).await,
+            Err(refused) => refused,
+        };
+        return Handled::identity(answer, Some(format!("{POLL}*")));
     }
     Handled::identity(Answer::error(StatusCode::NOT_FOUND, "no route", &[("url", &path)]), Some(format!("{PREFIX}*")))
 }
@@ -49,8 +62,9 @@ fn session_in_path(rest: &str) -> Result<SessionId, Answer> {
 fn open_socket(app: &App, request: Request<Incoming>, rest: &str) -> Result<Response<PartsBody>, Answer> {
     let session = session_in_path(rest)?;
     let handshake = upgrade::check(&request)?;
+    origin::check_socket(request.headers())?;
     let realtime = app.realtime.clone();
-    let attached = realtime.hub.attach(session).map_err(|e| {
+    realtime.hub.room_for(session).map_err(|e| {
         let mut answer = Answer::error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string(), &[]);
         answer.headers.push((header::RETRY_AFTER, HeaderValue::from_static("5")));
         answer.closing()
@@ -58,12 +72,43 @@ fn open_socket(app: &App, request: Request<Incoming>, rest: &str) -> Result<Resp
     let timing = socket::Timing { ping_idle: app.config.realtime.ping_idle, pong_wait: app.config.realtime.pong_wait };
     let stopping = realtime.stopping();
     let hub = realtime.clone();
-    Ok(upgrade::switch(request, handshake, &realtime, move |io, slot| async move {
+    Ok(upgrade::switch(request, handshake, &realtime, move |upgraded, slot| async move {
         let _slot = slot;
-        let ended = socket::run(io, &attached.outbox, socket::Ignore, timing, stopping).await;
-        hub.hub.detach(session, attached.id);
+        // An upgrade that never completed registered nothing: nothing to undo.
+        let Ok(io) = upgraded else { return };
+        let ended = match Registered::attach(hub, session) {
+            Ok(registered) => socket::run(io, &registered.attached.outbox, socket::Ignore, timing, stopping).await,
+            Err(full) => {
+                // Others' upgrades completed first and took the last places: said in a close frame,
+                // as the 101 is already sent.
+                let outbox = socket::Outbox::new(0);
+                outbox.close(1013, &full.to_string());
+                socket::run(io, &outbox, socket::Ignore, timing, stopping).await
+            }
+        };
         tracing::debug!("notifier socket of {} ended: {} {}", session.as_str(), ended.code, ended.reason);
     }))
+}
+
+/// A socket attached to the hub, detached when this is dropped: when its task returns, and also
+/// when the task is dropped unfinished (a stopping server aborts the socket tasks it waited for).
+struct Registered {
+    realtime: Arc<Realtime>,
+    session: SessionId,
+    attached: Attached,
+}
+
+impl Registered {
+    fn attach(realtime: Arc<Realtime>, session: SessionId) -> Result<Registered, TooManySockets> {
+        let attached = realtime.hub.attach(session)?;
+        Ok(Registered { realtime, session, attached })
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.realtime.hub.detach(self.session, self.attached.id);
+    }
 }
 
 async fn poll(app: &App, rest: &str) -> Answer {

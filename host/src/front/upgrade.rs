@@ -5,6 +5,8 @@
 //! `Upgrade: websocket`, `Connection: upgrade`, `Sec-WebSocket-Version: 13`, and a
 //! `Sec-WebSocket-Key` that is 16 bytes in base64.
 //!
+//! The origin of a browser's upgrade is checked apart (`origin.rs`), by the callers, after these.
+//!
 //! The slot: `listen.rs` gives each request that asks for an upgrade its connection's permit
 //! ([`Slot`], a request extension). The socket task takes it, so an open socket counts against the
 //! connection limit for as long as it is open, not only while its handshake is answered.
@@ -76,9 +78,16 @@ fn is_base64_of_16_bytes(key: &[u8]) -> bool {
     key.len() == 24 && key[..22].iter().all(alphabet) && &key[22..] == b"=="
 }
 
-/// Answers `101 Switching Protocols` and starts `serve` on the upgraded connection once hyper has
-/// written the answer, as one of `realtime`'s socket tasks (so a stopping server waits for it).
-/// `serve` gets the connection and its slot under the connection limit.
+/// The connection a `101` upgraded, or why it never was (the client reset it before the answer
+/// was written, or the server stopped first).
+pub(super) type Upgraded = Result<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>, hyper::Error>;
+
+/// Answers `101 Switching Protocols` and starts `serve` once hyper has written the answer, as one of
+/// `realtime`'s socket tasks (so a stopping server waits for it). `serve` gets the upgraded
+/// connection, or the error that ended it first, and the connection's slot under the connection
+/// limit. It is called on both paths, so whatever its caller set up for the socket is undone on
+/// both: an upgrade the client resets mid-way must not leave a registration behind (issue 29: the
+/// notifier's sessions leaked, a mod's connection never heard `on-close`).
 pub(super) fn switch<F, Fut>(
     mut request: Request<Incoming>,
     handshake: Handshake,
@@ -86,16 +95,17 @@ pub(super) fn switch<F, Fut>(
     serve: F,
 ) -> Response<PartsBody>
 where
-    F: FnOnce(hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>, Option<OwnedSemaphorePermit>) -> Fut + Send + 'static,
+    F: FnOnce(Upgraded, Option<OwnedSemaphorePermit>) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let slot = request.extensions().get::<Slot>().and_then(Slot::take);
     let upgrade = hyper::upgrade::on(&mut request);
     realtime.spawn(async move {
-        match upgrade.await {
-            Ok(upgraded) => serve(hyper_util::rt::TokioIo::new(upgraded), slot).await,
-            Err(e) => tracing::debug!("a websocket upgrade did not complete: {e}"),
+        let upgraded = upgrade.await.map(hyper_util::rt::TokioIo::new);
+        if let Err(e) = &upgraded {
+            tracing::debug!("a websocket upgrade did not complete: {e}");
         }
+        serve(upgraded, slot).await;
     });
     let mut response = Response::new(PartsBody::empty());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;

@@ -9,6 +9,14 @@
 //!
 //! The hub's lock is a std mutex held for a map operation, never across an await, and a push never
 //! waits on a socket: a client that reads slowly cannot hold up a mod, a request or another player.
+//!
+//! What a reader must not break: a socket is attached only once its upgrade completed, by the task
+//! that then serves it, and detached when that task ends however it ends (`front/notifier.rs` holds
+//! a guard), so every socket the hub knows has a task writing its outbox: a push answered
+//! [`Delivery::Delivered`] is in a live socket's outbox, and one to a session without a live socket
+//! is queued. Registered at the upgrade request instead, an upgrade the client reset left its
+//! session here for good (issue 29: 50 resets leaked about 30, the cap filled, pushes to them were
+//! counted delivered and lost).
 
 use super::RealtimeLimits;
 use super::socket::{Outbox, Refused};
@@ -99,11 +107,15 @@ pub(crate) struct Attached {
 #[error("the server has its most notifier sockets open ({0}); try again later")]
 pub(crate) struct TooManySockets(pub(crate) usize);
 
+/// How many hex digits of a session id the status page shows: enough for a player to find their
+/// row, far too few to act as the session (an id is all a request needs to act as its player).
+const SHOWN_SESSION_DIGITS: usize = 6;
+
 /// One session's state, for the status page.
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct SessionView {
-    /// The session.
-    pub(crate) session: String,
+    /// The session id's first [`SHOWN_SESSION_DIGITS`] hex digits, never the whole id.
+    pub(crate) session_prefix: String,
     /// Whether it has a socket open.
     pub(crate) connected: bool,
     /// Messages queued for it.
@@ -127,14 +139,27 @@ impl Hub {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Opens `session`'s socket: an older one is closed (1000, replaced), and what was queued for the
-    /// session is in the new one's outbox, in order.
-    pub(crate) fn attach(&self, session: SessionId) -> Result<Attached, TooManySockets> {
-        let mut inner = self.inner();
+    /// Whether `session` may open a socket now (its own replaces its older one, so it always may
+    /// when it has one), counted as refused when not. Registers nothing: the upgrade is answered on
+    /// this, and [`Self::attach`] registers the socket once the upgrade completed (and checks again).
+    pub(crate) fn room_for(&self, session: SessionId) -> Result<(), TooManySockets> {
+        self.check_room(&self.inner(), session)
+    }
+
+    fn check_room(&self, inner: &Inner, session: SessionId) -> Result<(), TooManySockets> {
         if !inner.sockets.contains_key(&session) && inner.sockets.len() >= self.limits.max_sockets {
             self.counters.refused.fetch_add(1, Ordering::Relaxed);
             return Err(TooManySockets(self.limits.max_sockets));
         }
+        Ok(())
+    }
+
+    /// Registers `session`'s socket, whose upgrade completed: an older one is closed (1000,
+    /// replaced), and what was queued for the session is in the new one's outbox, in order. The
+    /// caller serves the outbox and calls [`Self::detach`] when it stops, however it stops.
+    pub(crate) fn attach(&self, session: SessionId) -> Result<Attached, TooManySockets> {
+        let mut inner = self.inner();
+        self.check_room(&inner, session)?;
         let id = inner.next_id;
         inner.next_id += 1;
         let outbox = Outbox::new(OUTBOX_BYTES);
@@ -288,7 +313,7 @@ impl Hub {
         let mut views: Vec<SessionView> = inner
             .sockets
             .keys()
-            .map(|s| SessionView { session: s.as_str().to_owned(), connected: true, queued: 0, dropped: 0 })
+            .map(|s| SessionView { session_prefix: shown(*s), connected: true, queued: 0, dropped: 0 })
             .take(limit)
             .collect();
         for (session, queue) in inner.queues.iter() {
@@ -296,7 +321,7 @@ impl Hub {
                 break;
             }
             views.push(SessionView {
-                session: session.as_str().to_owned(),
+                session_prefix: shown(*session),
                 connected: inner.sockets.contains_key(session),
                 queued: queue.messages.len(),
                 dropped: queue.dropped,
@@ -304,6 +329,11 @@ impl Hub {
         }
         views
     }
+}
+
+/// What the status page shows of `session`: its first digits.
+fn shown(session: SessionId) -> String {
+    session.as_str().chars().take(SHOWN_SESSION_DIGITS).collect()
 }
 
 #[cfg(test)]
@@ -357,6 +387,31 @@ mod tests {
         hub.detach(session(1), second.id);
         assert!(!hub.connected(session(1)));
         assert_eq!(hub.push(session(1), "{}".into()), Delivery::Queued);
+    }
+
+    #[test]
+    fn room_is_checked_without_registering_anything() {
+        let hub = Hub::new(limits());
+        for _ in 0..10 {
+            assert!(hub.room_for(session(1)).is_ok());
+        }
+        assert_eq!(hub.open_sockets(), 0, "only an attached socket is registered");
+        assert_eq!(hub.push(session(1), "{}".into()), Delivery::Queued, "no socket: queued");
+        let _a = hub.attach(session(1)).unwrap();
+        let _b = hub.attach(session(2)).unwrap();
+        assert!(hub.room_for(session(3)).is_err());
+        assert!(hub.room_for(session(2)).is_ok(), "a replacement takes no new place");
+    }
+
+    #[test]
+    fn the_status_view_names_a_session_by_its_first_digits_only() {
+        let hub = Hub::new(limits());
+        let id = SessionId::parse("0123456789abcdef01234567").unwrap();
+        hub.push(id, "{}".into());
+        let _socket = hub.attach(session(2)).unwrap();
+        let mut shown: Vec<String> = hub.sessions(10).into_iter().map(|v| v.session_prefix).collect();
+        shown.sort();
+        assert_eq!(shown, ["000000", "012345"]);
     }
 
     #[test]
