@@ -101,6 +101,9 @@ pub struct LimitOverrides {
     pub store_keys: Option<u64>,
     /// The largest `db.patch` document, MiB.
     pub db_patch_mib: Option<usize>,
+    /// Bytes of pushed messages the mod may have queued for sessions without a socket, MiB: its share
+    /// of the notifier's queues.
+    pub push_queue_mib: Option<usize>,
     /// What a failing hook of this mod does to the request: `"skip"` (the default: the hook is
     /// logged and passed over, so a broken add-on cannot take the game down) or `"fail"` (the
     /// request fails, naming the hook's mod).
@@ -256,6 +259,9 @@ impl LimitOverrides {
         if let Some(policy) = self.hook_errors {
             out.hook_errors = policy;
         }
+        if let Some(n) = self.push_queue_mib {
+            out.push_queue_bytes = mib_bytes("push_queue_mib", n, MAX_PUSH_QUEUE_MIB, "")?;
+        }
         Ok(out)
     }
 }
@@ -373,12 +379,18 @@ pub struct ModLimits {
     pub db_patch_bytes: usize,
     /// What a failing hook of the mod does to the request.
     pub hook_errors: HookErrors,
+    /// Bytes of pushed messages the mod may have queued for sessions without a socket (its share of
+    /// the notifier's queues, within `RealtimeLimits::queue_total_bytes`): past it a push that must
+    /// be queued is refused, so a mod pushing to sessions it made up fills only its own share.
+    pub push_queue_bytes: usize,
 }
 
 /// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
 const MAX_STORE_MIB: u64 = 1 << 20;
 /// The largest `db_patch_mib` a player may set: the db's text offsets are 32-bit.
 const MAX_DB_PATCH_MIB: u64 = 1 << 10;
+/// The largest `push_queue_mib` a player may set.
+const MAX_PUSH_QUEUE_MIB: u64 = 1 << 14;
 
 impl Default for EngineLimits {
     fn default() -> Self {
@@ -428,6 +440,9 @@ impl Default for ModLimits {
             // and 0.8 GB here (`patch-cost`), off the async workers; into nothing, its copy.
             db_patch_bytes: 16 << 20,
             hook_errors: HookErrors::Skip,
+            // 64 messages of a few KiB for each of a thousand players offline; an eighth of the
+            // server's bound on all queues (`RealtimeLimits::queue_total_bytes`).
+            push_queue_bytes: 16 << 20,
         }
     }
 }

@@ -47,6 +47,9 @@ pub struct ModContext {
     /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
     /// loaded (`Runtime::load`).
     pub db_patch_bytes: AtomicUsize,
+    /// Bytes of pushed messages it may have queued for sessions without a socket (its share of the
+    /// notifier's queues): the player's limit for this mod, set when it is loaded.
+    pub push_queue_bytes: AtomicUsize,
     /// Its effective configuration (`config.rs`): `{}` when it has none.
     pub config: Arc<serde_json::Value>,
     /// The generation it belongs to, for events and calls (`peers.rs`); empty outside a server
@@ -68,6 +71,7 @@ impl ModContext {
             log: LogRate::default(),
             last_trap: Mutex::new(None),
             db_patch_bytes: AtomicUsize::new(crate::settings::ModLimits::default().db_patch_bytes),
+            push_queue_bytes: AtomicUsize::new(crate::settings::ModLimits::default().push_queue_bytes),
             config: Arc::new(serde_json::Value::Object(serde_json::Map::new())),
             peers: std::sync::OnceLock::new(),
         }

@@ -26,6 +26,7 @@ mod observe;
 mod polyglot;
 mod routing;
 mod sessions;
+mod shares;
 mod sockets;
 mod store;
 mod timers;

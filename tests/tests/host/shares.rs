@@ -1,0 +1,82 @@
+//! Issue 29, item 8: the pools every mod shares (the notifier's queues, instances, timer firings,
+//! guest memory) each give a mod a share of its own, so one mod's load waits on its own share and
+//! the other mods are served meanwhile. Each test has a grant-less mod hold all of its share and
+//! checks that another mod is still served, over the wire.
+
+use modhost_tests::client::{Call, send};
+use modhost_tests::{TestServer, TestServerBuilder, guests};
+use serde_json::{Value, json};
+
+/// The peer fixture (`tests/fixtures/peer`) as `id`, answering under `/peer/<id>/`, with `config`
+/// merged over `{"name": id}` and no grants.
+fn peer(builder: TestServerBuilder, id: &str, config: Value) -> TestServerBuilder {
+    let dir = builder.root().join("mods").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut full = json!({"name": id});
+    full.as_object_mut().unwrap().extend(config.as_object().unwrap().clone());
+    std::fs::write(dir.join("config.default.json"), full.to_string()).unwrap();
+    builder.with_mod(id, guests::PEER, "")
+}
+
+/// Starts `builder` with the player's `modhost.toml` holding `toml`; every mod must load.
+async fn start(builder: TestServerBuilder, toml: &str) -> TestServer {
+    std::fs::write(builder.root().join("modhost.toml"), toml).unwrap();
+    let server = builder.start().await.unwrap();
+    assert!(server.report.failed.is_empty(), "left out: {:?}", server.report.failed);
+    server
+}
+
+/// Session `n`: made up by the client, as any session a request carries can be.
+fn session(n: usize) -> String {
+    format!("{n:024x}")
+}
+
+/// Mod `id` pushes `message` to the session of the request, which is `to`: its JSON answer.
+async fn push_own(server: &TestServer, id: &str, to: &str, message: &str) -> Value {
+    let call = Call::post_raw(&format!("/peer/{id}/push/{to}"), message.as_bytes()).session(to);
+    let reply = send(server.addr, &call).await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.json()
+}
+
+#[tokio::test]
+async fn a_mods_pushes_to_sessions_it_made_up_fill_its_own_share_of_the_queues_not_the_servers() {
+    // The issue's attack: a grant-less mod pushes 255 KB messages to each session a client makes up
+    // (any mod may push to the session of the request it handles), none of which ever connects.
+    let builder = peer(peer(TestServer::builder(), "hog", json!({})), "other", json!({}));
+    let server = start(builder, "[mods.hog]\npush_queue_mib = 1\n").await;
+    let big = format!("\"{}\"", "x".repeat(255_000));
+    let mut queued = 0;
+    let mut refusal = None;
+    for n in 0..40 {
+        let answer = push_own(&server, "hog", &session(1000 + n), &big).await;
+        match answer.get("delivery") {
+            Some(delivery) => {
+                assert_eq!(delivery, "queued", "{answer}");
+                queued += 1;
+            }
+            None => {
+                refusal = Some(answer);
+                break;
+            }
+        }
+    }
+    let refusal = refusal.unwrap_or_else(|| panic!("40 pushes of 255 KB to made-up sessions were all queued"));
+    assert_eq!(queued, 4, "1 MiB holds four messages of 255 KB");
+    assert_eq!(refusal["error"]["kind"], "too-large", "{refusal}");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(message.contains("mod hog:") && message.contains("push_queue_mib"), "{message}");
+
+    // While the hog holds all of its share, another mod's push to its player is queued, and the
+    // player's poll gets it; the hog's first message is still there for its session too.
+    let answer = push_own(&server, "other", &session(1), r#"{"type":"hello"}"#).await;
+    assert_eq!(answer["delivery"], "queued", "{answer}");
+    let poll = send(server.addr, &Call::get(&format!("/notifierServer/get/{}", session(1)))).await.unwrap();
+    assert_eq!(poll.text(), r#"{"type":"hello"}"#);
+    let poll = send(server.addr, &Call::get(&format!("/notifierServer/get/{}", session(1000)))).await.unwrap();
+    assert_eq!(poll.body().len(), big.len(), "what the hog queued first was not dropped");
+    // The poll gave that message's bytes back to the hog's share: one more push fits.
+    assert_eq!(push_own(&server, "hog", &session(2000), &big).await["delivery"], "queued");
+    server.stop().await.unwrap();
+}
+
