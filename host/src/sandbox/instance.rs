@@ -64,6 +64,10 @@ pub struct LoadedMod {
     /// This mod's own share of the slots (`mod_instances`), taken first: a mod whose calls hang fills
     /// its share, never the whole pool.
     own_slots: Arc<Semaphore>,
+    /// As many again, for calls re-entering the mod from a chain it runs in when its share is full:
+    /// such a chain holds one of the share's slots already (counted for it), and waiting for another
+    /// could be waiting for itself. Taken without waiting; it bounds what re-entries may hold.
+    reentry_slots: Arc<Semaphore>,
     /// Its strikes toward quarantine, and why it is quarantined once it is.
     quarantine: Quarantine,
     /// Its share of the server-wide memory budget and its counters there (none without limits).
@@ -79,13 +83,40 @@ const MAX_TRAP_LOG_LINES: usize = 64;
 /// other mods need.
 const MAX_IDLE: usize = 8;
 
+/// The longest a call nested in a chain (an event, a call) waits for its instance slots. Its chain
+/// holds slots meanwhile (each caller its own), so chains waiting on each other's slots would wait
+/// for their deadlines and be stopped, blamed; short, so the wait ends first and the caller gets an
+/// error value it can answer with.
+const NESTED_SLOT_WAIT: Duration = Duration::from_millis(250);
+
 /// A live instance, the slot it holds, and the calls it has served.
 struct Instance {
     store: Store<CallState>,
     bound: Bound,
     uses: u32,
     _slot: OwnedSemaphorePermit,
-    _own_slot: OwnedSemaphorePermit,
+    own_slot: OwnSlot,
+}
+
+/// Which of its mod's slots an instance holds.
+enum OwnSlot {
+    /// One of the mod's share (`mod_instances`).
+    Share { _permit: OwnedSemaphorePermit },
+    /// One of the re-entries' (`reentry_slots`): never kept idle, so a later call that is no
+    /// re-entry cannot run on it.
+    Reentry { _permit: OwnedSemaphorePermit },
+}
+
+/// Where a call stands in its chain, which says how it may wait for its slots.
+#[derive(Clone, Copy)]
+enum Nesting {
+    /// The chain's first call (a request's handler or hook, a timer, a socket's call, a load step):
+    /// it holds no slot, so it waits up to its deadline.
+    Root,
+    /// Nested in a chain that does not run this mod: it waits [`NESTED_SLOT_WAIT`] at most.
+    Nested,
+    /// Nested in a chain that runs this mod already: its share is not waited for at all.
+    Reentry,
 }
 
 /// An instance's exports: the `plugin` world's, loaded at instantiation, and the instance itself, for
@@ -120,6 +151,7 @@ impl LoadedMod {
         memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
     ) -> wasmtime::Result<Self> {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
+        let reentry_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
         let realtime = RealtimeIndices::new(&pre).ok();
@@ -138,6 +170,7 @@ impl LoadedMod {
             idle: Mutex::new(Vec::new()),
             slots,
             own_slots,
+            reentry_slots,
             quarantine,
             memory,
             artifact: None,
@@ -428,9 +461,14 @@ impl LoadedMod {
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
         let checkout = trace.is_some().then(Instant::now);
+        let nesting = match (chain.nested(), chain.reenters(self.id())) {
+            (false, _) => Nesting::Root,
+            (true, false) => Nesting::Nested,
+            (true, true) => Nesting::Reentry,
+        };
         let mut instance = match reusable.then(|| self.take_idle()).flatten() {
             Some(idle) => idle,
-            None => self.instantiate().await?,
+            None => self.instantiate(nesting).await?,
         };
         let started = checkout.map(|t| {
             instance.store.data_mut().trace = Some(Trace::default());
@@ -468,7 +506,7 @@ impl LoadedMod {
         match result {
             Ok(Ok(value)) => {
                 instance.uses += 1;
-                if reusable && instance.uses < self.reuse {
+                if reusable && instance.uses < self.reuse && matches!(instance.own_slot, OwnSlot::Share { .. }) {
                     let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
                     if idle.len() < MAX_IDLE {
                         idle.push(instance);
@@ -515,19 +553,51 @@ impl LoadedMod {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop()
     }
 
-    async fn instantiate(&self) -> Result<Instance, CallError> {
-        let wait = self.limits.call_deadline;
-        // This mod's share first, then a slot of the pool, both within one wait.
+    /// Takes this mod's slot, then one of the pool's, as `nesting` allows (see [`Nesting`]).
+    async fn slots(&self, nesting: Nesting) -> Result<(OwnSlot, OwnedSemaphorePermit), CallError> {
+        let deadline = self.limits.call_deadline;
+        let wait = match nesting {
+            Nesting::Root => deadline,
+            Nesting::Nested | Nesting::Reentry => NESTED_SLOT_WAIT.min(deadline),
+        };
+        let busy = || match nesting {
+            Nesting::Root => CallError::Busy(Busy::Slots(wait)),
+            Nesting::Nested | Nesting::Reentry => CallError::Busy(Busy::NestedSlots(wait)),
+        };
+        // A re-entry never waits for its mod's share: its chain holds one of those slots, and 64
+        // chains re-entering a mod with a share of 64 would each wait for the others to end.
+        let own = match nesting {
+            Nesting::Reentry => match self.own_slots.clone().try_acquire_owned() {
+                Ok(own) => Some(OwnSlot::Share { _permit: own }),
+                Err(_) => match self.reentry_slots.clone().try_acquire_owned() {
+                    Ok(own) => Some(OwnSlot::Reentry { _permit: own }),
+                    Err(_) => {
+                        let (module, share) = (self.cx.id.to_string(), self.limits.mod_instances);
+                        return Err(CallError::Busy(Busy::Reentry { module, share }));
+                    }
+                },
+            },
+            Nesting::Root | Nesting::Nested => None,
+        };
+        // This mod's share first (unless taken above), then a slot of the pool, both within one wait.
         let slots = async {
-            let own = self.own_slots.clone().acquire_owned().await?;
+            let own = match own {
+                Some(own) => own,
+                None => OwnSlot::Share { _permit: self.own_slots.clone().acquire_owned().await? },
+            };
             let pool = self.slots.clone().acquire_owned().await?;
             Ok::<_, tokio::sync::AcquireError>((own, pool))
         };
-        let (own_slot, slot) = match tokio::time::timeout(wait, slots).await {
-            Ok(Ok(slots)) => slots,
+        match tokio::time::timeout(wait, slots).await {
+            Ok(Ok(slots)) => Ok(slots),
             // The semaphores are never closed; treat that like a full pool all the same.
-            Ok(Err(_)) | Err(_) => return Err(CallError::Busy(Busy::Slots(wait))),
-        };
+            Ok(Err(_)) | Err(_) => Err(busy()),
+        }
+    }
+
+    async fn instantiate(&self, nesting: Nesting) -> Result<Instance, CallError> {
+        let wait = self.limits.call_deadline;
+        let (own_slot, slot) = self.slots(nesting).await?;
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory_bytes)
             .table_elements(self.limits.table_elements)
@@ -559,7 +629,7 @@ impl LoadedMod {
             }
         };
         let plugin = self.indices.load(&mut store, &instance).map_err(|e| CallError::Instantiate(e.to_string()))?;
-        Ok(Instance { store, bound: Bound { plugin, instance }, uses: 0, _slot: slot, _own_slot: own_slot })
+        Ok(Instance { store, bound: Bound { plugin, instance }, uses: 0, _slot: slot, own_slot })
     }
 
     /// Logs a call's stdout/stderr under the mod's id, line by line, cleaned and within its log caps.
