@@ -104,6 +104,8 @@ pub struct LimitOverrides {
     /// Bytes of pushed messages the mod may have queued for sessions without a socket, MiB: its share
     /// of the notifier's queues.
     pub push_queue_mib: Option<usize>,
+    /// Its timers firing at once: its share of the scheduler's firings.
+    pub timer_firings: Option<u32>,
     /// What a failing hook of this mod does to the request: `"skip"` (the default: the hook is
     /// logged and passed over, so a broken add-on cannot take the game down) or `"fail"` (the
     /// request fails, naming the hook's mod).
@@ -262,6 +264,13 @@ impl LimitOverrides {
         if let Some(n) = self.push_queue_mib {
             out.push_queue_bytes = mib_bytes("push_queue_mib", n, MAX_PUSH_QUEUE_MIB, "")?;
         }
+        if let Some(n) = self.timer_firings {
+            if n == 0 || n > MAX_TIMER_FIRINGS {
+                let range = format!("1 to {MAX_TIMER_FIRINGS}");
+                return Err(LimitError { key: "timer_firings", value: n.into(), range });
+            }
+            out.timer_firings = n;
+        }
         Ok(out)
     }
 }
@@ -383,6 +392,9 @@ pub struct ModLimits {
     /// the notifier's queues, within `RealtimeLimits::queue_total_bytes`): past it a push that must
     /// be queued is refused, so a mod pushing to sessions it made up fills only its own share.
     pub push_queue_bytes: usize,
+    /// Its timers firing at once (its share of `RealtimeLimits::timer_firings`): more due ones wait
+    /// for one of its own to end, so one mod's slow timers never hold the other mods' back.
+    pub timer_firings: u32,
 }
 
 /// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
@@ -391,6 +403,8 @@ const MAX_STORE_MIB: u64 = 1 << 20;
 const MAX_DB_PATCH_MIB: u64 = 1 << 10;
 /// The largest `push_queue_mib` a player may set.
 const MAX_PUSH_QUEUE_MIB: u64 = 1 << 14;
+/// The largest `timer_firings` a player may set.
+const MAX_TIMER_FIRINGS: u32 = 1024;
 
 impl Default for EngineLimits {
     fn default() -> Self {
@@ -443,6 +457,9 @@ impl Default for ModLimits {
             // 64 messages of a few KiB for each of a thousand players offline; an eighth of the
             // server's bound on all queues (`RealtimeLimits::queue_total_bytes`).
             push_queue_bytes: 16 << 20,
+            // A mod's periodic timers never overlap themselves; a burst of its one-shots (a restart
+            // after downtime) fires four at a time, while a spinning one holds a core each.
+            timer_firings: 4,
         }
     }
 }

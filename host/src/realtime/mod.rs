@@ -46,6 +46,10 @@ pub struct RealtimeLimits {
     /// Sessions one mod may have messages queued for at once: past it its push to another session
     /// without a socket is refused, so its pushes cannot evict the other mods' queues.
     pub queued_sessions_per_mod: usize,
+    /// Timers firing at once, server-wide (each mod also has a share, `ModLimits::timer_firings`):
+    /// each holds an instance slot while it runs, and a burst of due timers (a restart after a long
+    /// downtime) must not take every slot from the requests.
+    pub timer_firings: usize,
     /// How long a poll (`/notifierServer/get/<session>`) waits for a message before it answers a ping.
     pub poll_wait: Duration,
 }
@@ -63,6 +67,7 @@ impl Default for RealtimeLimits {
             // 4096 sessions of 1 MiB each were 4 GiB (issue 29); a mod's share is 16 MiB.
             queue_total_bytes: 128 << 20,
             queued_sessions_per_mod: 1024,
+            timer_firings: 64,
             poll_wait: Duration::from_secs(15),
         }
     }

@@ -113,3 +113,48 @@ async fn a_chain_that_re_enters_its_own_mod_does_not_wait_for_the_share_it_holds
     server.stop().await.unwrap();
 }
 
+/// The timer fixture (`tests/fixtures/timer`) as `id`, its routes under `base`.
+fn timer_mod(builder: TestServerBuilder, id: &str, base: &str) -> TestServerBuilder {
+    let dir = builder.root().join("mods").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.default.json"), json!({"base": base}).to_string()).unwrap();
+    builder.with_mod(id, guests::TIMER, "")
+}
+
+async fn get(server: &TestServer, path: &str) -> Value {
+    let reply = send(server.addr, &Call::get(path)).await.unwrap();
+    assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+    reply.json()
+}
+
+async fn count(server: &TestServer, path: &str) -> usize {
+    get(server, path).await.as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test]
+async fn a_mods_spinning_timers_fill_its_own_share_of_the_firings_and_another_mods_timer_fires_meanwhile() {
+    // The server fires four timers at once; the hog may fire two of them. It schedules four timers
+    // that spin 3 s each; before shares it took all four and the other mod's timer waited 3 s.
+    let builder = timer_mod(timer_mod(TestServer::builder(), "hog", "/timer/"), "other", "/other-timer/");
+    let builder = builder.config(|c| c.realtime.timer_firings = 4);
+    let server = start(builder, "[mods.hog]\ntimer_firings = 2\n").await;
+    let spin = json!({"name": "spin", "delay_ms": 0, "payload": "{\"spin_ms\": 3000}", "count": 4});
+    let reply = send(server.addr, &Call::post_raw("/timer/schedule", spin.to_string().as_bytes())).await.unwrap();
+    assert_eq!(reply.json()["ids"].as_array().map(Vec::len), Some(4), "{}", reply.text());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count(&server, "/timer/started").await < 2 {
+        assert!(std::time::Instant::now() < deadline, "the hog's spins did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let note = json!({"name": "note", "delay_ms": 0});
+    let reply = send(server.addr, &Call::post_raw("/other-timer/schedule", note.to_string().as_bytes())).await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    while count(&server, "/other-timer/fired").await == 0 {
+        assert!(std::time::Instant::now() < deadline, "the other mod's timer did not fire");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // It fired while the hog's first two still spun, and the hog never ran more than its two.
+    assert_eq!(count(&server, "/timer/fired").await, 0, "the other mod's timer waited for the hog's");
+    assert_eq!(count(&server, "/timer/started").await, 2, "the hog ran more than its share at once");
+    server.stop().await.unwrap();
+}
