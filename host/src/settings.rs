@@ -106,6 +106,8 @@ pub struct LimitOverrides {
     pub push_queue_mib: Option<usize>,
     /// Its timers firing at once: its share of the scheduler's firings.
     pub timer_firings: Option<u32>,
+    /// Cores' worth its calls that run longer than an epoch tick get between them.
+    pub cpu_share: Option<u32>,
     /// What a failing hook of this mod does to the request: `"skip"` (the default: the hook is
     /// logged and passed over, so a broken add-on cannot take the game down) or `"fail"` (the
     /// request fails, naming the hook's mod).
@@ -271,6 +273,13 @@ impl LimitOverrides {
             }
             out.timer_firings = n;
         }
+        if let Some(n) = self.cpu_share {
+            if n == 0 || n > MAX_CPU_SHARE {
+                let range = format!("1 to {MAX_CPU_SHARE}");
+                return Err(LimitError { key: "cpu_share", value: n.into(), range });
+            }
+            out.cpu_share = n;
+        }
         Ok(out)
     }
 }
@@ -395,6 +404,10 @@ pub struct ModLimits {
     /// Its timers firing at once (its share of `RealtimeLimits::timer_firings`): more due ones wait
     /// for one of its own to end, so one mod's slow timers never hold the other mods' back.
     pub timer_firings: u32,
+    /// Cores' worth its long calls (those still running at an epoch tick) get between them: more
+    /// pause at each tick for the others' turns, so one mod's spinning or memory-hungry calls leave
+    /// the other cores to everyone else. Short calls never see it.
+    pub cpu_share: u32,
 }
 
 /// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
@@ -405,6 +418,8 @@ const MAX_DB_PATCH_MIB: u64 = 1 << 10;
 const MAX_PUSH_QUEUE_MIB: u64 = 1 << 14;
 /// The largest `timer_firings` a player may set.
 const MAX_TIMER_FIRINGS: u32 = 1024;
+/// The largest `cpu_share` a player may set.
+const MAX_CPU_SHARE: u32 = 1024;
 
 impl Default for EngineLimits {
     fn default() -> Self {
@@ -460,6 +475,8 @@ impl Default for ModLimits {
             // A mod's periodic timers never overlap themselves; a burst of its one-shots (a restart
             // after downtime) fires four at a time, while a spinning one holds a core each.
             timer_firings: 4,
+            // Half the machine's cores (1 on 2): the other half serves every other mod.
+            cpu_share: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1) as u32),
         }
     }
 }

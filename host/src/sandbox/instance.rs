@@ -29,7 +29,7 @@ use super::quarantine::Quarantine;
 use super::state::{CallState, Limiter, ModContext};
 use crate::perf::{Phase, Trace};
 use crate::settings::{EngineLimits, ModLimits};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -72,6 +72,9 @@ pub struct LoadedMod {
     quarantine: Quarantine,
     /// Its share of the server-wide memory budget and its counters there (none without limits).
     memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
+    /// Its share of the cores: its calls that run past an epoch tick are paced to `cpu_share` cores'
+    /// worth between them (see [`CpuShare`]).
+    cpu: Arc<CpuShare>,
     /// Its artifact's file name in the compile cache, which the cache keeps while it is loaded.
     pub(crate) artifact: Option<String>,
 }
@@ -88,6 +91,35 @@ const MAX_IDLE: usize = 8;
 /// for their deadlines and be stopped, blamed; short, so the wait ends first and the caller gets an
 /// error value it can answer with.
 const NESTED_SLOT_WAIT: Duration = Duration::from_millis(250);
+
+/// A mod's share of the cores. Calls that end within an epoch tick (nearly all) never see it. A call
+/// still running at a tick is a long one, counted here until it ends; at each tick a long call
+/// yields, and when the mod has more long calls than its share it also pauses for the others'
+/// turns, so its long calls between them run about `share` cores' worth and the rest of the
+/// workers' time goes to every other mod's requests. Without it, 64 calls of one mod spinning (or
+/// faulting in 120 MiB each) were 64 tasks in the workers' run queues, and another mod's request
+/// waited behind each one's 10 ms slice: seconds.
+///
+/// No permit is held, so a paused call never holds up another (a nested call into the same mod
+/// runs at once) and the deadline still stops it at its tick.
+#[derive(Debug)]
+pub(crate) struct CpuShare {
+    /// Its calls running past a tick now.
+    long: AtomicUsize,
+    /// How many of them run at full speed between them (`ModLimits::cpu_share`).
+    share: usize,
+}
+
+/// One long call, counted in its mod's [`CpuShare`] until its call state drops it (at the call's
+/// end, or with the instance when the call was dropped).
+#[derive(Debug)]
+pub(crate) struct LongCall(Arc<CpuShare>);
+
+impl Drop for LongCall {
+    fn drop(&mut self) {
+        self.0.long.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// A live instance, the slot it holds, and the calls it has served.
 struct Instance {
@@ -152,6 +184,7 @@ impl LoadedMod {
     ) -> wasmtime::Result<Self> {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
         let reentry_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
+        let cpu = Arc::new(CpuShare { long: AtomicUsize::new(0), share: limits.cpu_share.max(1) as usize });
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
         let realtime = RealtimeIndices::new(&pre).ok();
@@ -173,6 +206,7 @@ impl LoadedMod {
             reentry_slots,
             quarantine,
             memory,
+            cpu,
             artifact: None,
         })
     }
@@ -480,7 +514,7 @@ impl LoadedMod {
         // an async WASI call (a sleep, a poll), which never reaches an epoch check. Dropping the call's
         // future cancels it; the instance is then dropped with it.
         let result = if self.engine.enforce {
-            arm_deadline(&mut instance.store, deadline);
+            arm_shared_deadline(&mut instance.store, deadline, Some((self.cpu.clone(), self.engine.epoch_tick)));
             let grace = deadline + 2 * self.engine.epoch_tick;
             tokio::time::timeout(grace, f(&mut instance.store, &instance.bound)).await
         } else {
@@ -492,6 +526,9 @@ impl LoadedMod {
             trace.add(Phase::Guest, call.elapsed().saturating_sub(host.host_calls()));
             trace.merge(&host);
         }
+        // The call is over: it no longer counts against its mod's share of the cores (an idle instance
+        // kept for reuse must not).
+        instance.store.data_mut().long_call = None;
         let output = instance.store.data().output.take();
         self.log_output(&mut instance.store.data_mut().log_bytes, &output);
         let limiter = &instance.store.data().limits;
@@ -652,14 +689,36 @@ impl LoadedMod {
 /// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
 /// worker; `yield_now` defers the wake-up until the worker has run the others.
 pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
+    arm_shared_deadline(store, deadline, None);
+}
+
+/// [`arm_deadline`], with the call paced by its mod's share of the cores (`cpu`, with the epoch
+/// tick): at a tick the call counts as long, and pauses while its mod has more long calls than its
+/// share, about one tick for each share's worth of the others, never past its deadline.
+fn arm_shared_deadline(store: &mut Store<CallState>, deadline: Duration, cpu: Option<(Arc<CpuShare>, Duration)>) {
     let stop_at = Instant::now() + deadline;
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= stop_at {
-            Ok(UpdateDeadline::Interrupt)
-        } else {
-            Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
+    store.epoch_deadline_callback(move |mut cx| {
+        let now = Instant::now();
+        if now >= stop_at {
+            return Ok(UpdateDeadline::Interrupt);
         }
+        let Some((cpu, tick)) = &cpu else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        let state = cx.data_mut();
+        if state.long_call.is_none() {
+            cpu.long.fetch_add(1, Ordering::Relaxed);
+            state.long_call = Some(LongCall(cpu.clone()));
+        }
+        let long = cpu.long.load(Ordering::Relaxed);
+        if long <= cpu.share {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        }
+        // `long` calls share `share` cores: each runs a tick, then waits (long - share) / share ticks.
+        let turns = u32::try_from((long - cpu.share).div_ceil(cpu.share)).unwrap_or(u32::MAX);
+        let pause = tick.saturating_mul(turns).min(stop_at - now);
+        Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(pause))))
     });
 }
 

@@ -204,6 +204,9 @@ pub(crate) struct CallState {
     pub(crate) trace: Option<Trace>,
     /// What the running call is part of: its caller's frames, its session (`peers.rs`).
     pub(crate) chain: super::peers::Chain,
+    /// Set while the running call counts as long in its mod's share of the cores
+    /// (`instance.rs`, `CpuShare`); dropping it gives the count back.
+    pub(crate) long_call: Option<super::instance::LongCall>,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
     /// answer), and building one seeds two random generators and boxes a dozen streams: about a
     /// microsecond per fresh instance for nothing.
@@ -221,6 +224,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            long_call: None,
             wasi: None,
             table: ResourceTable::new(),
         }
@@ -236,6 +240,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            long_call: None,
             wasi: Some(wasi),
             table: ResourceTable::new(),
         }
@@ -246,6 +251,7 @@ impl CallState {
     pub(crate) fn begin_call(&mut self, chain: super::peers::Chain) {
         self.log_bytes = 0;
         self.chain = chain;
+        self.long_call = None;
         let limits = &mut self.limits;
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }

@@ -158,3 +158,47 @@ async fn a_mods_spinning_timers_fill_its_own_share_of_the_firings_and_another_mo
     assert_eq!(count(&server, "/timer/started").await, 2, "the hog ran more than its share at once");
     server.stop().await.unwrap();
 }
+
+/// The median of `n` requests to `/hello/item`, one after the other, in ms.
+async fn hello_median(server: &TestServer, n: usize) -> f64 {
+    let mut took = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = std::time::Instant::now();
+        let reply = send(server.addr, &Call::get("/hello/item")).await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        took.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    took.sort_by(f64::total_cmp);
+    took[n / 2]
+}
+
+/// One mod spinning 16 calls at once beside another mod's requests, with the spinning mod's share
+/// of the cores `cpu_share`: the other mod's median latency quiet and during the spin, in ms.
+async fn spin_beside_hello(cpu_share: u32) -> (f64, f64) {
+    let builder = TestServer::builder().with_mod("fx", guests::FIXTURE, "").with_mod("hello", guests::HELLO, "");
+    let toml = format!("[mods.fx]\ncall_timeout_ms = 3000\ncpu_share = {cpu_share}\n");
+    let server = start(builder, &toml).await;
+    let quiet = hello_median(&server, 30).await;
+    let addr = server.addr;
+    let spins: Vec<_> =
+        (0..16).map(|_| tokio::spawn(async move { send(addr, &Call::get("/fx/loop")).await })).collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let busy = hello_median(&server, 30).await;
+    assert!(spins.iter().all(|s| !s.is_finished()), "the spins ended before the other mod's requests did");
+    for spin in spins {
+        assert_eq!(spin.await.unwrap().unwrap().status, 500, "a loop is stopped at its deadline");
+    }
+    server.stop().await.unwrap();
+    (quiet, busy)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mods_spinning_calls_get_its_share_of_the_cores_and_another_mods_requests_are_served_meanwhile() {
+    // Sixteen calls of a grant-less mod loop until their deadline: without a share they were
+    // sixteen tasks in the workers' run queues, each running 10 ms between yields, and another
+    // mod's request waited behind them. With a share of one core they pause for each other's turns.
+    let (quiet, busy) = spin_beside_hello(1).await;
+    eprintln!("other mod's median: quiet {quiet:.2} ms, beside 16 spinning calls {busy:.2} ms");
+    // A bound of kind, not of noise: the spins unpaced made it 10-100 times the quiet median.
+    assert!(busy < quiet * 4.0 + 20.0, "quiet {quiet:.2} ms, beside the spins {busy:.2} ms");
+}
