@@ -263,7 +263,12 @@ impl Hub {
     /// Pushes `message` (JSON text, at most [`MAX_PUSH`]: the caller checked both) to `session`, for
     /// the mod `share` names: queued when the session has no socket, within the mod's share and the
     /// server's bound, else refused.
-    pub(crate) fn push(&self, share: &QueueShare, session: SessionId, message: Utf8Bytes) -> Result<Delivery, QueueFull> {
+    pub(crate) fn push(
+        &self,
+        share: &QueueShare,
+        session: SessionId,
+        message: Utf8Bytes,
+    ) -> Result<Delivery, QueueFull> {
         let mut inner = self.inner();
         if let Some(open) = inner.sockets.get(&session) {
             match open.outbox.push(Message::Text(message.clone())) {

@@ -738,7 +738,8 @@ mod tests {
     #[test]
     fn a_mod_without_room_is_passed_over_and_its_timers_keep_their_place() {
         let mut queue = Queue::default();
-        let (hog, other) = (TimerId::once("hog", "00000000000100000001"), TimerId::once("other", "00000000000200000001"));
+        let (hog, other) =
+            (TimerId::once("hog", "00000000000100000001"), TimerId::once("other", "00000000000200000001"));
         queue.insert(1, hog.clone(), 1);
         queue.insert(2, other.clone(), 2);
         queue.insert(9, TimerId::every("other", "later"), 9);
