@@ -14,18 +14,21 @@
 //! (counted), never a firing without the lock, and never a firing queued ahead of the session's
 //! requests. What must not break: the lock guard is dropped before the store is written, and no
 //! firing outlives [`Scheduler::stop`].
+//!
+//! Firings at once are bounded server-wide (`RealtimeLimits::timer_firings`: each holds an instance
+//! slot, and a burst of due timers after a long downtime must not take every slot from the
+//! requests) and per mod (`ModLimits::timer_firings`, its share): a mod whose firings are all
+//! running has its due timers wait in the queue, in their place, while other mods' timers are taken
+//! past them, so one mod's slow or spinning timers delay only its own.
 
 use crate::app::App;
 use crate::realtime::timers::{Due, Kind, Outcome, now_ms};
 use crate::sandbox::{CallError, Chain, Fired, Step};
 use crate::session::SessionId;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
-
-/// Timers firing at once, server-wide: each holds an instance slot while it runs, and a burst of due
-/// timers (a restart after a long downtime) must not take every slot from the requests.
-const MAX_FIRING: usize = 64;
 
 /// How long a stopping server waits for the firings still running before it drops them (a dropped
 /// one-shot fires again at the next start: its record is deleted only after its call returned).
@@ -62,17 +65,30 @@ async fn run(app: Arc<App>, mut stopping: tokio::sync::watch::Receiver<bool>) {
     }
     sync(&app).await;
     let mut firing = JoinSet::new();
+    let most = app.config.realtime.timer_firings.max(1);
+    let running = Running::default();
     loop {
         if timers.take_reloaded() {
             sync(&app).await;
         }
-        for due in timers.take_due(now_ms(), MAX_FIRING.saturating_sub(firing.len())) {
-            firing.spawn(fire(app.clone(), due));
+        let shares = Shares::serving(&app);
+        let mut batch: HashMap<String, usize> = HashMap::new();
+        let room = |module: &str| {
+            let taken = batch.entry(module.to_owned()).or_default();
+            let fits = running.count(module) + *taken < shares.of(module);
+            *taken += usize::from(fits);
+            fits
+        };
+        for due in timers.take_due(now_ms(), most.saturating_sub(firing.len()), room) {
+            let slot = running.take(&due.timer.module);
+            firing.spawn(fire(app.clone(), due, slot));
         }
-        // Full: only a firing's end makes room. Otherwise until the first due time, or a wake-up
-        // (a timer queued sooner, a reload).
-        let sleep = match timers.next_due() {
-            Some(at) if firing.len() < MAX_FIRING => Duration::from_millis(at.saturating_sub(now_ms())),
+        // Full: only a firing's end makes room (for the server, or for a mod whose share is full).
+        // Otherwise until the first due time of a mod with room, or a wake-up (a timer queued
+        // sooner, a reload).
+        let next = timers.next_due(|module| running.count(module) < shares.of(module));
+        let sleep = match next {
+            Some(at) if firing.len() < most => Duration::from_millis(at.saturating_sub(now_ms())),
             _ => Duration::from_secs(3600),
         };
         tokio::select! {
@@ -112,7 +128,60 @@ async fn sync(app: &App) {
     app.realtime.timers.sync(&serving).await;
 }
 
-async fn fire(app: Arc<App>, due: Due) {
+/// Each mod's share of the firings (`ModLimits::timer_firings`), as the serving generation has it.
+struct Shares {
+    by_mod: HashMap<String, usize>,
+    /// For a mod the generation does not serve (its firing parks at once).
+    default: usize,
+}
+
+impl Shares {
+    fn serving(app: &App) -> Shares {
+        let generation = app.generation();
+        let by_mod = generation.mods.iter().map(|m| (m.id().to_owned(), m.limits().timer_firings as usize)).collect();
+        Shares { by_mod, default: app.config.limits.timer_firings as usize }
+    }
+
+    fn of(&self, module: &str) -> usize {
+        self.by_mod.get(module).copied().unwrap_or(self.default).max(1)
+    }
+}
+
+/// The firings running now, per mod; each firing's [`Slot`] gives its count back when it ends
+/// (however it ends: a firing aborted at shutdown too).
+#[derive(Clone, Default)]
+struct Running(Arc<Mutex<HashMap<String, usize>>>);
+
+impl Running {
+    fn count(&self, module: &str) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(module).copied().unwrap_or(0)
+    }
+
+    fn take(&self, module: &str) -> Slot {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner).entry(module.to_owned()).or_default() += 1;
+        Slot { running: self.clone(), module: module.to_owned() }
+    }
+}
+
+/// One running firing of `module`, counted in its mod's share until dropped.
+struct Slot {
+    running: Running,
+    module: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut running = self.running.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = running.get_mut(&self.module) {
+            *n -= 1;
+            if *n == 0 {
+                running.remove(&self.module);
+            }
+        }
+    }
+}
+
+async fn fire(app: Arc<App>, due: Due, _slot: Slot) {
     let outcome = run_one(&app, &due).await;
     app.realtime.timers.finish(&due, outcome).await;
 }

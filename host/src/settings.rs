@@ -101,6 +101,13 @@ pub struct LimitOverrides {
     pub store_keys: Option<u64>,
     /// The largest `db.patch` document, MiB.
     pub db_patch_mib: Option<usize>,
+    /// Bytes of pushed messages the mod may have queued for sessions without a socket, MiB: its share
+    /// of the notifier's queues.
+    pub push_queue_mib: Option<usize>,
+    /// Its timers firing at once: its share of the scheduler's firings.
+    pub timer_firings: Option<u32>,
+    /// Cores' worth its calls that run longer than an epoch tick get between them.
+    pub cpu_share: Option<u32>,
     /// What a failing hook of this mod does to the request: `"skip"` (the default: the hook is
     /// logged and passed over, so a broken add-on cannot take the game down) or `"fail"` (the
     /// request fails, naming the hook's mod).
@@ -256,6 +263,23 @@ impl LimitOverrides {
         if let Some(policy) = self.hook_errors {
             out.hook_errors = policy;
         }
+        if let Some(n) = self.push_queue_mib {
+            out.push_queue_bytes = mib_bytes("push_queue_mib", n, MAX_PUSH_QUEUE_MIB, "")?;
+        }
+        if let Some(n) = self.timer_firings {
+            if n == 0 || n > MAX_TIMER_FIRINGS {
+                let range = format!("1 to {MAX_TIMER_FIRINGS}");
+                return Err(LimitError { key: "timer_firings", value: n.into(), range });
+            }
+            out.timer_firings = n;
+        }
+        if let Some(n) = self.cpu_share {
+            if n == 0 || n > MAX_CPU_SHARE {
+                let range = format!("1 to {MAX_CPU_SHARE}");
+                return Err(LimitError { key: "cpu_share", value: n.into(), range });
+            }
+            out.cpu_share = n;
+        }
         Ok(out)
     }
 }
@@ -374,12 +398,29 @@ pub struct ModLimits {
     pub db_patch_bytes: usize,
     /// What a failing hook of the mod does to the request.
     pub hook_errors: HookErrors,
+    /// Bytes of pushed messages the mod may have queued for sessions without a socket (its share of
+    /// the notifier's queues, within `RealtimeLimits::queue_total_bytes`): past it a push that must
+    /// be queued is refused, so a mod pushing to sessions it made up fills only its own share.
+    pub push_queue_bytes: usize,
+    /// Its timers firing at once (its share of `RealtimeLimits::timer_firings`): more due ones wait
+    /// for one of its own to end, so one mod's slow timers never hold the other mods' back.
+    pub timer_firings: u32,
+    /// Cores' worth its long calls (those still running at an epoch tick) get between them: more
+    /// pause at each tick for the others' turns, so one mod's spinning or memory-hungry calls leave
+    /// the other cores to everyone else. Short calls never see it.
+    pub cpu_share: u32,
 }
 
 /// The largest `store_mib` a player may set (1 TiB): past that a quota is no bound at all.
 const MAX_STORE_MIB: u64 = 1 << 20;
 /// The largest `db_patch_mib` a player may set: the db's text offsets are 32-bit.
 const MAX_DB_PATCH_MIB: u64 = 1 << 10;
+/// The largest `push_queue_mib` a player may set.
+const MAX_PUSH_QUEUE_MIB: u64 = 1 << 14;
+/// The largest `timer_firings` a player may set.
+const MAX_TIMER_FIRINGS: u32 = 1024;
+/// The largest `cpu_share` a player may set.
+const MAX_CPU_SHARE: u32 = 1024;
 
 impl Default for EngineLimits {
     fn default() -> Self {
@@ -429,6 +470,14 @@ impl Default for ModLimits {
             // and 0.8 GB here (`patch-cost`), off the async workers; into nothing, its copy.
             db_patch_bytes: 16 << 20,
             hook_errors: HookErrors::Skip,
+            // 64 messages of a few KiB for each of a thousand players offline; an eighth of the
+            // server's bound on all queues (`RealtimeLimits::queue_total_bytes`).
+            push_queue_bytes: 16 << 20,
+            // A mod's periodic timers never overlap themselves; a burst of its one-shots (a restart
+            // after downtime) fires four at a time, while a spinning one holds a core each.
+            timer_firings: 4,
+            // Half the machine's cores (1 on 2): the other half serves every other mod.
+            cpu_share: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1) as u32),
         }
     }
 }

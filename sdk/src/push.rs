@@ -10,7 +10,9 @@
 //! `RagfairOfferSold`, `ping`, …) and an `eventId`.
 //!
 //! Errors of every call: [`Error::Invalid`] for a malformed session id or a message that is not JSON,
-//! [`Error::TooLarge`] over 256 KiB, [`Error::Denied`] without the grant (the message names it).
+//! [`Error::TooLarge`] over 256 KiB or when a message to be queued finds the mod's share of the
+//! queues (`push_queue_mib`) or the server's full, [`Error::Denied`] without the grant (the message
+//! names it).
 
 use crate::wit::modhost::plugin::push as host;
 use crate::{Error, Result};

@@ -7,6 +7,15 @@
 //! recently dropped first (counted too); a socket's outbox in bytes (`socket.rs`): a push that finds
 //! it full closes the socket, whose client is not reading, and queues the message instead.
 //!
+//! Queued messages are a pool every mod shares, so each mod has a share of it: the bytes it has
+//! queued (its [`QueueShare`]) and the sessions it has messages queued for
+//! ([`RealtimeLimits::queued_sessions_per_mod`]), and all queues together hold at most
+//! [`RealtimeLimits::queue_total_bytes`]. A push past either is refused ([`QueueFull`], an error value
+//! for the pushing mod), never taken from what another mod queued: a mod pushing to thousands of
+//! sessions it made up fills its own share, not the server's memory or the other mods' queues. Each
+//! queued message remembers its mod, so its bytes go back to that mod's share when it is delivered,
+//! polled, dropped or evicted.
+//!
 //! The hub's lock is a std mutex held for a map operation, never across an await, and a push never
 //! waits on a socket: a client that reads slowly cannot hold up a mod, a request or another player.
 //!
@@ -76,6 +85,25 @@ struct Inner {
     sockets: HashMap<SessionId, Open>,
     queues: LruCache<SessionId, Queue>,
     next_id: u64,
+    /// Bytes queued across all sessions (at most `queue_total_bytes`).
+    queued_bytes: usize,
+    /// What each mod has queued now; a mod with nothing queued has no entry.
+    by_mod: HashMap<Arc<str>, Held>,
+}
+
+/// What one mod holds of the queues.
+#[derive(Debug, Default, Clone, Copy)]
+struct Held {
+    bytes: usize,
+    /// Sessions with at least one message of this mod queued.
+    sessions: usize,
+}
+
+/// A queued message and the mod that pushed it (whose share it is charged to).
+#[derive(Debug)]
+struct Queued {
+    text: Utf8Bytes,
+    by: Arc<str>,
 }
 
 #[derive(Debug)]
@@ -87,7 +115,7 @@ struct Open {
 
 #[derive(Debug, Default)]
 struct Queue {
-    messages: VecDeque<Utf8Bytes>,
+    messages: VecDeque<Queued>,
     bytes: usize,
     /// Messages this session lost to the queue's bounds.
     dropped: u64,
@@ -100,6 +128,39 @@ pub(crate) struct Attached {
     pub(crate) id: u64,
     /// What to write to it.
     pub(crate) outbox: Arc<Outbox>,
+}
+
+/// Who pushes, and how many bytes it may have queued: its share of the queues (`ModLimits::push_queue_bytes`).
+#[derive(Debug, Clone)]
+pub(crate) struct QueueShare {
+    /// The pushing mod's id.
+    pub(crate) by: Arc<str>,
+    /// The bytes it may have queued at once, across all sessions.
+    pub(crate) bytes: usize,
+}
+
+/// Why a push that had to be queued was refused: a bound of the queues every mod shares.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum QueueFull {
+    /// The mod's own share of bytes is full.
+    #[error(
+        "the session has no socket open and this mod has {held} bytes queued for sessions without one already; \
+         its share of the notifier's queues is {share} bytes (push_queue_mib); a push fits again once players \
+         connect or poll"
+    )]
+    ModBytes { held: usize, share: usize },
+    /// The mod has messages queued for as many sessions as it may.
+    #[error(
+        "the session has no socket open and this mod has messages queued for {0} sessions without one \
+         already, its most; a push to a new one fits again once players connect or poll"
+    )]
+    ModSessions(usize),
+    /// All queues together hold the server's bound.
+    #[error(
+        "the session has no socket open and the notifier's queues hold the server's most ({0} bytes) \
+         already; a push fits again once players connect or poll"
+    )]
+    Server(usize),
 }
 
 /// The server has its most notifier sockets open.
@@ -124,12 +185,51 @@ pub(crate) struct SessionView {
     pub(crate) dropped: u64,
 }
 
+impl Inner {
+    /// Gives `message`'s bytes back to its mod's share (and, when it was its mod's last message in
+    /// its session, the session too).
+    fn uncharge(&mut self, message: &Queued, last_of_its_mod: bool) {
+        self.queued_bytes = self.queued_bytes.saturating_sub(message.text.len());
+        if let Some(held) = self.by_mod.get_mut(&message.by) {
+            held.bytes = held.bytes.saturating_sub(message.text.len());
+            held.sessions = held.sessions.saturating_sub(usize::from(last_of_its_mod));
+            if held.bytes == 0 && held.sessions == 0 {
+                self.by_mod.remove(&message.by);
+            }
+        }
+    }
+
+    /// A queue taken out of the map (delivered, polled or evicted): its charges given back, its
+    /// messages in order.
+    fn release(&mut self, queue: Queue) -> Vec<Utf8Bytes> {
+        let mut seen: Vec<Arc<str>> = Vec::new();
+        let mut texts = Vec::with_capacity(queue.messages.len());
+        for message in queue.messages.into_iter().rev() {
+            // Newest first, so a mod's session is given back once, with its last message seen here.
+            let first_seen = !seen.contains(&message.by);
+            if first_seen {
+                seen.push(message.by.clone());
+            }
+            self.uncharge(&message, first_seen);
+            texts.push(message.text);
+        }
+        texts.reverse();
+        texts
+    }
+}
+
 impl Hub {
     pub(crate) fn new(limits: RealtimeLimits) -> Hub {
         let queues = LruCache::new(limits.queued_sessions.max(1));
         Hub {
             limits,
-            inner: Mutex::new(Inner { sockets: HashMap::new(), queues, next_id: 1 }),
+            inner: Mutex::new(Inner {
+                sockets: HashMap::new(),
+                queues,
+                next_id: 1,
+                queued_bytes: 0,
+                by_mod: HashMap::new(),
+            }),
             queued_wake: tokio::sync::Notify::new(),
             counters: Counters::default(),
         }
@@ -164,7 +264,7 @@ impl Hub {
         inner.next_id += 1;
         let outbox = Outbox::new(OUTBOX_BYTES);
         if let Some(queue) = inner.queues.remove(&session) {
-            for message in queue.messages {
+            for message in inner.release(queue) {
                 // A fresh outbox takes a queue's worth (the queue's cap is the outbox's).
                 let _ = outbox.push(Message::Text(message));
             }
@@ -185,14 +285,21 @@ impl Hub {
         }
     }
 
-    /// Pushes `message` (JSON text, at most [`MAX_PUSH`]: the caller checked both) to `session`.
-    pub(crate) fn push(&self, session: SessionId, message: Utf8Bytes) -> Delivery {
+    /// Pushes `message` (JSON text, at most [`MAX_PUSH`]: the caller checked both) to `session`, for
+    /// the mod `share` names: queued when the session has no socket, within the mod's share and the
+    /// server's bound, else refused.
+    pub(crate) fn push(
+        &self,
+        share: &QueueShare,
+        session: SessionId,
+        message: Utf8Bytes,
+    ) -> Result<Delivery, QueueFull> {
         let mut inner = self.inner();
         if let Some(open) = inner.sockets.get(&session) {
             match open.outbox.push(Message::Text(message.clone())) {
                 Ok(()) => {
                     self.counters.delivered.fetch_add(1, Ordering::Relaxed);
-                    return Delivery::Delivered;
+                    return Ok(Delivery::Delivered);
                 }
                 Err(refused) => {
                     // Its client is not reading (or it is closing): it goes, and the message waits
@@ -205,31 +312,62 @@ impl Hub {
                 }
             }
         }
-        self.enqueue(&mut inner, session, message);
+        self.enqueue(&mut inner, share, session, message)?;
         drop(inner);
         self.queued_wake.notify_waiters();
-        Delivery::Queued
+        Ok(Delivery::Queued)
     }
 
-    fn enqueue(&self, inner: &mut Inner, session: SessionId, message: Utf8Bytes) {
+    fn enqueue(
+        &self,
+        inner: &mut Inner,
+        share: &QueueShare,
+        session: SessionId,
+        message: Utf8Bytes,
+    ) -> Result<(), QueueFull> {
+        let len = message.len();
+        let held = inner.by_mod.get(&share.by).copied().unwrap_or_default();
+        // Checked before anything is dropped to make room: a refused push changes nothing.
+        if held.bytes + len > share.bytes {
+            return Err(QueueFull::ModBytes { held: held.bytes, share: share.bytes });
+        }
+        let new_session = !inner.queues.peek(&session).is_some_and(|q| q.messages.iter().any(|m| m.by == share.by));
+        if new_session && held.sessions >= self.limits.queued_sessions_per_mod {
+            return Err(QueueFull::ModSessions(held.sessions));
+        }
+        if inner.queued_bytes + len > self.limits.queue_total_bytes {
+            return Err(QueueFull::Server(self.limits.queue_total_bytes));
+        }
         self.counters.queued.fetch_add(1, Ordering::Relaxed);
-        if inner.queues.get(&session).is_none() && inner.queues.len() >= self.limits.queued_sessions.max(1) {
-            // The LRU cache would evict on insert: count what it drops.
+        if inner.queues.peek(&session).is_none() && inner.queues.len() >= self.limits.queued_sessions.max(1) {
+            // The LRU cache would evict on insert: count what it drops, and give it back to its mods.
             if let Some((_, evicted)) = inner.queues.remove_lru() {
                 self.counters.dropped.fetch_add(evicted.messages.len() as u64, Ordering::Relaxed);
+                inner.release(evicted);
             }
         }
+        let held = inner.by_mod.entry(share.by.clone()).or_default();
+        held.bytes += len;
+        held.sessions += usize::from(new_session);
+        inner.queued_bytes += len;
         let queue = inner.queues.entry(session).or_insert_with(Queue::default);
-        queue.bytes += message.len();
-        queue.messages.push_back(message);
+        queue.bytes += len;
+        queue.messages.push_back(Queued { text: message, by: share.by.clone() });
+        let mut dropped = Vec::new();
         while queue.messages.len() > self.limits.queue_messages.max(1)
             || (queue.bytes > self.limits.queue_bytes && queue.messages.len() > 1)
         {
             let Some(oldest) = queue.messages.pop_front() else { break };
-            queue.bytes -= oldest.len();
+            queue.bytes -= oldest.text.len();
             queue.dropped += 1;
             self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            let last_of_its_mod = !queue.messages.iter().any(|m| m.by == oldest.by);
+            dropped.push((oldest, last_of_its_mod));
         }
+        for (message, last_of_its_mod) in dropped {
+            inner.uncharge(&message, last_of_its_mod);
+        }
+        Ok(())
     }
 
     /// Pushes `message` to every open socket; answers how many took it.
@@ -262,7 +400,16 @@ impl Hub {
 
     /// Takes what is queued for `session`, in order.
     pub(crate) fn take_queued(&self, session: SessionId) -> Vec<Utf8Bytes> {
-        self.inner().queues.remove(&session).map(|q| q.messages.into()).unwrap_or_default()
+        let mut inner = self.inner();
+        match inner.queues.remove(&session) {
+            Some(queue) => inner.release(queue),
+            None => Vec::new(),
+        }
+    }
+
+    /// Bytes queued now, across all sessions and mods.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.inner().queued_bytes
     }
 
     /// What is queued for `session`, or, when nothing is, what is pushed to it within `wait`
@@ -294,6 +441,9 @@ impl Hub {
         let _ = writeln!(out, "# HELP modhost_notifier_sockets Notifier websockets open.");
         let _ = writeln!(out, "# TYPE modhost_notifier_sockets gauge");
         let _ = writeln!(out, "modhost_notifier_sockets {}", self.open_sockets());
+        let _ = writeln!(out, "# HELP modhost_notifier_queued_bytes Bytes queued for sessions without a socket.");
+        let _ = writeln!(out, "# TYPE modhost_notifier_queued_bytes gauge");
+        let _ = writeln!(out, "modhost_notifier_queued_bytes {}", self.queued_bytes());
         let _ = writeln!(out, "# HELP modhost_notifier_messages_total Pushed messages, by what became of them.");
         let _ = writeln!(out, "# TYPE modhost_notifier_messages_total counter");
         for (outcome, n) in [("delivered", &c.delivered), ("queued", &c.queued), ("dropped", &c.dropped)] {
@@ -348,11 +498,21 @@ mod tests {
         RealtimeLimits { queue_messages: 3, queued_sessions: 2, max_sockets: 2, ..RealtimeLimits::default() }
     }
 
+    /// Mod `id`'s share of `bytes`.
+    fn by(id: &str, bytes: usize) -> QueueShare {
+        QueueShare { by: id.into(), bytes }
+    }
+
+    /// Pushes for mod `m` with a share larger than anything here.
+    fn push(hub: &Hub, session: SessionId, message: &str) -> Delivery {
+        hub.push(&by("m", 1 << 20), session, message.to_owned().into()).unwrap()
+    }
+
     #[test]
     fn a_queue_keeps_the_newest_and_counts_what_it_dropped() {
         let hub = Hub::new(limits());
         for i in 0..5 {
-            assert_eq!(hub.push(session(1), format!("{{\"n\":{i}}}").into()), Delivery::Queued);
+            assert_eq!(push(&hub, session(1), &format!("{{\"n\":{i}}}")), Delivery::Queued);
         }
         assert_eq!(hub.sessions(10)[0].dropped, 2);
         let taken: Vec<String> = hub.take_queued(session(1)).iter().map(|m| m.to_string()).collect();
@@ -363,10 +523,10 @@ mod tests {
     #[test]
     fn the_least_recently_used_queue_goes_first() {
         let hub = Hub::new(limits());
-        hub.push(session(1), "{}".into());
-        hub.push(session(2), "{}".into());
-        hub.push(session(1), "{}".into());
-        hub.push(session(3), "{}".into());
+        push(&hub, session(1), "{}");
+        push(&hub, session(2), "{}");
+        push(&hub, session(1), "{}");
+        push(&hub, session(3), "{}");
         assert!(hub.take_queued(session(2)).is_empty());
         assert_eq!(hub.take_queued(session(1)).len(), 2);
         assert_eq!(hub.counters.dropped.load(Ordering::Relaxed), 1);
@@ -375,10 +535,10 @@ mod tests {
     #[test]
     fn a_socket_takes_the_queue_and_a_newer_one_replaces_it() {
         let hub = Hub::new(limits());
-        hub.push(session(1), "{\"a\":1}".into());
+        push(&hub, session(1), "{\"a\":1}");
         let first = hub.attach(session(1)).unwrap();
         assert!(hub.take_queued(session(1)).is_empty());
-        assert_eq!(hub.push(session(1), "{}".into()), Delivery::Delivered);
+        assert_eq!(push(&hub, session(1), "{}"), Delivery::Delivered);
         let second = hub.attach(session(1)).unwrap();
         assert!(first.outbox.closing());
         assert!(!second.outbox.closing());
@@ -386,7 +546,7 @@ mod tests {
         assert!(hub.connected(session(1)), "the older socket's end leaves the newer one");
         hub.detach(session(1), second.id);
         assert!(!hub.connected(session(1)));
-        assert_eq!(hub.push(session(1), "{}".into()), Delivery::Queued);
+        assert_eq!(push(&hub, session(1), "{}"), Delivery::Queued);
     }
 
     #[test]
@@ -422,5 +582,42 @@ mod tests {
         assert!(hub.attach(session(3)).is_err());
         assert!(hub.attach(session(2)).is_ok(), "a replacement is not a new socket");
         assert_eq!(hub.broadcast("{}".into()), 2);
+    }
+
+    #[test]
+    fn each_mod_queues_within_its_share_and_all_within_the_servers_bound_and_taking_gives_it_back() {
+        let limits = RealtimeLimits { queue_total_bytes: 10, queued_sessions_per_mod: 2, ..RealtimeLimits::default() };
+        let hub = Hub::new(limits);
+        let (hog, other) = (by("hog", 6), by("other", 6));
+        let four = || Utf8Bytes::from("[11]");
+        assert_eq!(hub.push(&hog, session(1), four()), Ok(Delivery::Queued));
+        assert_eq!(hub.push(&hog, session(2), "[]".into()), Ok(Delivery::Queued));
+        // Its share of bytes is full: refused, and nothing it or anyone queued is dropped for it.
+        assert_eq!(hub.push(&hog, session(1), "[]".into()), Err(QueueFull::ModBytes { held: 6, share: 6 }));
+        assert_eq!(hub.push(&by("hog", 100), session(3), "1".into()), Err(QueueFull::ModSessions(2)));
+        assert_eq!(hub.push(&other, session(3), four()), Ok(Delivery::Queued));
+        // 10 bytes queued: the server's bound refuses the next byte whoever pushes it.
+        assert_eq!(hub.push(&other, session(3), "1".into()), Err(QueueFull::Server(10)));
+        assert_eq!(hub.queued_bytes(), 10);
+        assert_eq!(hub.counters.dropped.load(Ordering::Relaxed), 0);
+        // The poll takes session 1's message: its bytes and its session go back to the hog's share.
+        assert_eq!(hub.take_queued(session(1)).len(), 1);
+        assert_eq!(hub.push(&hog, session(4), "[1]".into()), Ok(Delivery::Queued));
+        assert_eq!(hub.queued_bytes(), 9);
+        // A socket takes what was queued for its session, and gives that back too.
+        let _socket = hub.attach(session(3)).unwrap();
+        assert_eq!(hub.queued_bytes(), 5);
+        assert_eq!(hub.push(&other, session(3), four()), Ok(Delivery::Delivered));
+    }
+
+    #[test]
+    fn what_a_full_queue_drops_goes_back_to_its_mods_share() {
+        let hub = Hub::new(RealtimeLimits { queue_messages: 2, ..RealtimeLimits::default() });
+        // Room for three: the third push is queued, and the oldest dropped, within the share.
+        let share = by("m", 6);
+        for _ in 0..5 {
+            assert_eq!(hub.push(&share, session(1), "[]".into()), Ok(Delivery::Queued));
+        }
+        assert_eq!((hub.queued_bytes(), hub.counters.dropped.load(Ordering::Relaxed)), (4, 3));
     }
 }

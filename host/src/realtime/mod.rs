@@ -40,6 +40,16 @@ pub struct RealtimeLimits {
     pub queue_bytes: usize,
     /// Sessions with a queue, server-wide; past it the queue used least recently is dropped.
     pub queued_sessions: usize,
+    /// Bytes queued across all sessions, server-wide: past it a push that must be queued is refused
+    /// (each mod also has a share of its own, `ModLimits::push_queue_bytes`).
+    pub queue_total_bytes: usize,
+    /// Sessions one mod may have messages queued for at once: past it its push to another session
+    /// without a socket is refused, so its pushes cannot evict the other mods' queues.
+    pub queued_sessions_per_mod: usize,
+    /// Timers firing at once, server-wide (each mod also has a share, `ModLimits::timer_firings`):
+    /// each holds an instance slot while it runs, and a burst of due timers (a restart after a long
+    /// downtime) must not take every slot from the requests.
+    pub timer_firings: usize,
     /// How long a poll (`/notifierServer/get/<session>`) waits for a message before it answers a ping.
     pub poll_wait: Duration,
 }
@@ -54,6 +64,10 @@ impl Default for RealtimeLimits {
             queue_messages: 64,
             queue_bytes: 1 << 20,
             queued_sessions: 4096,
+            // 4096 sessions of 1 MiB each were 4 GiB (issue 29); a mod's share is 16 MiB.
+            queue_total_bytes: 128 << 20,
+            queued_sessions_per_mod: 1024,
+            timer_firings: 64,
             poll_wait: Duration::from_secs(15),
         }
     }

@@ -256,16 +256,17 @@ impl Queue {
         self.0.remove(&(at, timer));
     }
 
-    /// When the first queued timer is queued for.
-    fn first_at(&self) -> Option<u64> {
-        self.0.first_key_value().map(|((at, _), _)| *at)
+    /// The first queued timer whose mod `room` admits, taken out, when it is queued for `now` or
+    /// before. The ones passed over stay queued in their place (their mods' firings are full).
+    fn pop_due(&mut self, now: u64, room: &mut impl FnMut(&str) -> bool) -> Option<Due> {
+        let key = self.0.keys().take_while(|(at, _)| *at <= now).find(|(_, timer)| room(&timer.module))?.clone();
+        let due_ms = self.0.remove(&key)?;
+        Some(Due { timer: key.1, due_ms })
     }
 
-    /// The first queued timer, taken out, when it is queued for `now` or before.
-    fn pop_due(&mut self, now: u64) -> Option<Due> {
-        let first = self.0.first_entry().filter(|entry| entry.key().0 <= now)?;
-        let ((_, timer), due_ms) = first.remove_entry();
-        Some(Due { timer, due_ms })
+    /// When the first queued timer whose mod `room` admits is queued for.
+    fn first_at_where(&self, room: &mut impl FnMut(&str) -> bool) -> Option<u64> {
+        self.0.keys().find(|(_, timer)| room(&timer.module)).map(|(at, _)| *at)
     }
 }
 
@@ -555,17 +556,19 @@ impl Timers {
         }
     }
 
-    /// When the first queued timer is due (ms since the epoch).
-    pub(crate) fn next_due(&self) -> Option<u64> {
-        self.state().queue.first_at()
+    /// When the first queued timer of a mod `room` admits is due (ms since the epoch): the scheduler
+    /// sleeps until then (or until a firing ends and a mod's share has room again).
+    pub(crate) fn next_due(&self, mut room: impl FnMut(&str) -> bool) -> Option<u64> {
+        self.state().queue.first_at_where(&mut room)
     }
 
-    /// Takes up to `limit` timers due by `now` out of the queue, marked running.
-    pub(crate) fn take_due(&self, now: u64, limit: usize) -> Vec<Due> {
+    /// Takes up to `limit` timers due by `now` out of the queue, marked running, each of a mod that
+    /// `room` admits at the time (it counts what it admitted: a mod's share of the firings).
+    pub(crate) fn take_due(&self, now: u64, limit: usize, mut room: impl FnMut(&str) -> bool) -> Vec<Due> {
         let mut state = self.state();
         let mut taken = Vec::new();
         while taken.len() < limit {
-            let Some(due) = state.queue.pop_due(now) else { break };
+            let Some(due) = state.queue.pop_due(now, &mut room) else { break };
             let Some(timers) = state.mods.get_mut(&due.timer.module) else { continue };
             match &due.timer.kind {
                 Kind::Once(id) => match timers.once.get_mut(id) {
@@ -710,6 +713,7 @@ mod tests {
 
     #[test]
     fn the_queue_is_keyed_by_time_and_timer_two_at_one_ms_are_two_entries_in_id_order() {
+        let mut any = |_: &str| true;
         let mut queue = Queue::default();
         let (first, second) = (TimerId::once("m", "00000000000a00000001"), TimerId::once("m", "00000000000a00000002"));
         let retried = TimerId::every("m", "tick");
@@ -717,18 +721,33 @@ mod tests {
         queue.insert(10, first.clone(), 10);
         // A retry: queued for 5, due at 3.
         queue.insert(5, retried.clone(), 3);
-        assert_eq!(queue.first_at(), Some(5));
-        assert_eq!(queue.pop_due(4), None, "nothing before its time");
-        assert_eq!(queue.pop_due(10), Some(Due { timer: retried, due_ms: 3 }), "a retry keeps its due time");
-        assert_eq!(queue.pop_due(10), Some(Due { timer: first.clone(), due_ms: 10 }), "same ms: in id order");
-        assert_eq!(queue.pop_due(10), Some(Due { timer: second.clone(), due_ms: 10 }));
-        assert_eq!(queue.pop_due(u64::MAX), None);
+        assert_eq!(queue.first_at_where(&mut any), Some(5));
+        assert_eq!(queue.pop_due(4, &mut any), None, "nothing before its time");
+        assert_eq!(queue.pop_due(10, &mut any), Some(Due { timer: retried, due_ms: 3 }), "a retry keeps its due time");
+        assert_eq!(queue.pop_due(10, &mut any), Some(Due { timer: first.clone(), due_ms: 10 }), "same ms: in id order");
+        assert_eq!(queue.pop_due(10, &mut any), Some(Due { timer: second.clone(), due_ms: 10 }));
+        assert_eq!(queue.pop_due(u64::MAX, &mut any), None);
         // Removing finds the entry by its key: the other timer of that ms stays.
         queue.insert(10, first.clone(), 10);
         queue.insert(10, second.clone(), 10);
         queue.remove(10, first);
-        assert_eq!(queue.pop_due(10), Some(Due { timer: second, due_ms: 10 }));
-        assert_eq!(queue.first_at(), None);
+        assert_eq!(queue.pop_due(10, &mut any), Some(Due { timer: second, due_ms: 10 }));
+        assert_eq!(queue.first_at_where(&mut any), None);
+    }
+
+    #[test]
+    fn a_mod_without_room_is_passed_over_and_its_timers_keep_their_place() {
+        let mut queue = Queue::default();
+        let (hog, other) =
+            (TimerId::once("hog", "00000000000100000001"), TimerId::once("other", "00000000000200000001"));
+        queue.insert(1, hog.clone(), 1);
+        queue.insert(2, other.clone(), 2);
+        queue.insert(9, TimerId::every("other", "later"), 9);
+        let mut not_hog = |m: &str| m != "hog";
+        assert_eq!(queue.first_at_where(&mut not_hog), Some(2));
+        assert_eq!(queue.pop_due(5, &mut not_hog), Some(Due { timer: other, due_ms: 2 }), "the hog's is passed over");
+        assert_eq!(queue.pop_due(5, &mut not_hog), None, "the other's next is not due yet");
+        assert_eq!(queue.pop_due(5, &mut |_| true), Some(Due { timer: hog, due_ms: 1 }), "still first in line");
     }
 
     #[tokio::test]
@@ -742,7 +761,7 @@ mod tests {
         assert!(timers.cancel("m", &cancelled).await.unwrap());
         assert!(!timers.cancel("m", &cancelled).await.unwrap(), "cancelled once");
         assert_eq!(store.list("timers.m", "o.").unwrap(), vec![format!("o.{kept}")]);
-        let taken = timers.take_due(u64::MAX, 16);
+        let taken = timers.take_due(u64::MAX, 16, |_| true);
         assert_eq!(taken.len(), 1, "{taken:?}");
         assert_eq!(taken[0].timer, TimerId::once("m", &kept));
     }
@@ -760,18 +779,18 @@ mod tests {
         store.set("timers.m", "p.tick", (now - 10_000).to_string().as_bytes()).unwrap();
         let timers = Timers::new(store.clone());
         timers.sync(&[("m".into(), vec![("tick".into(), 1)])]).await;
-        let taken = timers.take_due(now_ms(), 16);
+        let taken = timers.take_due(now_ms(), 16, |_| true);
         assert_eq!(taken, vec![due("m", "tick", now - 10_000)], "due at once, with its old due time");
-        assert!(timers.take_due(now_ms(), 16).is_empty(), "never twice at once");
+        assert!(timers.take_due(now_ms(), 16, |_| true).is_empty(), "never twice at once");
         timers.finish(&taken[0], Outcome::Done).await;
-        let next = timers.next_due().unwrap();
+        let next = timers.next_due(|_| true).unwrap();
         assert!(next >= now + 1000 && next <= now_ms() + 1000, "one period from now: {next} vs {now}");
-        assert!(timers.take_due(now_ms(), 16).is_empty(), "not a burst of the missed firings");
+        assert!(timers.take_due(now_ms(), 16, |_| true).is_empty(), "not a burst of the missed firings");
         let stored: u64 =
             std::str::from_utf8(&store.get("timers.m", "p.tick").unwrap().unwrap()).unwrap().parse().unwrap();
         assert_eq!(stored, next, "the next due time is stored");
         // The mod no longer declares it: it leaves the queue.
         timers.sync(&[("m".into(), vec![])]).await;
-        assert_eq!(timers.next_due(), None);
+        assert_eq!(timers.next_due(|_| true), None);
     }
 }

@@ -50,6 +50,23 @@ pub(crate) enum Busy {
     /// Every instance slot (the mod's share or the pool's) stayed taken for the whole wait.
     #[error("every instance slot stayed busy for {} ms", .0.as_millis())]
     Slots(Duration),
+    /// A call nested in a chain (an event, a call) found no slot within its short wait: its chain
+    /// holds slots of its own, so waiting out its deadline could be waiting for itself.
+    #[error(
+        "every instance slot stayed busy for {} ms; a call nested in another waits no longer, because \
+         its chain holds instances of its own",
+        .0.as_millis()
+    )]
+    NestedSlots(Duration),
+    /// A call re-entering a mod already running in its chain found the mod's share full, and the
+    /// room for re-entries (as many again) full too. Refused at once: the chain holds one of the
+    /// slots it would wait for.
+    #[error(
+        "mod {module} is already running in this chain and all of its {share} instances are in use, \
+         with as many again by chains re-entering it; a call back into a mod its chain is running \
+         does not wait for a slot its own chain may hold"
+    )]
+    Reentry { module: String, share: u32 },
     /// The pooling allocator had no room of a kind (memories, tables, core instances).
     #[error("the instance pool is full: {0}")]
     Pool(String),

@@ -12,6 +12,7 @@
 //! a guest waiting inside an async host call where no epoch check runs. Must not break: while paused
 //! neither fires, and a pause that ends (or is dropped, when the call is cancelled) always resumes.
 
+use super::instance::{CpuShare, LongCall};
 use super::state::CallState;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -103,21 +104,44 @@ impl Drop for Paused {
     }
 }
 
+/// A mod's share of the cores for one call (`instance.rs`, [`CpuShare`]), and the epoch tick.
+pub(crate) struct Pace {
+    pub(crate) cpu: Arc<CpuShare>,
+    pub(crate) tick: Duration,
+}
+
 /// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
+/// With `pace`, a call still running at a tick counts as long in its mod's share of the cores, and
+/// while its mod has more long calls than its share it pauses about one tick for each share's worth
+/// of the others, never past its deadline.
 ///
 /// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
 /// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
 /// worker; `yield_now` defers the wake-up until the worker has run the others.
-pub(super) fn arm(store: &mut Store<CallState>, deadline: Arc<Deadline>) {
+pub(super) fn arm(store: &mut Store<CallState>, deadline: Arc<Deadline>, pace: Option<Pace>) {
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
+    store.epoch_deadline_callback(move |mut cx| {
         // Paused: the guest is not running wasm (it waits in a host call), so this is not reached;
         // if it were, it would not be the guest's time either.
-        if deadline.stop_at().is_some_and(|stop_at| Instant::now() >= stop_at) {
-            Ok(UpdateDeadline::Interrupt)
-        } else {
-            Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
+        let now = Instant::now();
+        let Some(stop_at) = deadline.stop_at() else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        if now >= stop_at {
+            return Ok(UpdateDeadline::Interrupt);
         }
+        let Some(Pace { cpu, tick }) = &pace else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        let state = cx.data_mut();
+        if state.long_call.is_none() {
+            state.long_call = Some(LongCall::new(cpu));
+        }
+        let Some(turns) = cpu.turns_to_wait() else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        let pause = tick.saturating_mul(turns).min(stop_at - now);
+        Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(pause))))
     });
 }
 

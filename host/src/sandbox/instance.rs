@@ -23,14 +23,14 @@ use super::bindings::full::exports::modhost::plugin::realtime::{
 use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
 use super::call_error::{Busy, CallError, MAX_REASON, describe_mod_error, instantiation_failed, panic_lines};
-use super::deadline::{self, Deadline};
+use super::deadline::{self, Deadline, Pace};
 use super::logcap;
 use super::peers::Chain;
 use super::quarantine::Quarantine;
 use super::state::{CallState, Limiter, ModContext};
 use crate::perf::{Phase, Trace};
 use crate::settings::{EngineLimits, ModLimits};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -65,10 +65,17 @@ pub struct LoadedMod {
     /// This mod's own share of the slots (`mod_instances`), taken first: a mod whose calls hang fills
     /// its share, never the whole pool.
     own_slots: Arc<Semaphore>,
+    /// As many again, for calls re-entering the mod from a chain it runs in when its share is full:
+    /// such a chain holds one of the share's slots already (counted for it), and waiting for another
+    /// could be waiting for itself. Taken without waiting; it bounds what re-entries may hold.
+    reentry_slots: Arc<Semaphore>,
     /// Its strikes toward quarantine, and why it is quarantined once it is.
     quarantine: Quarantine,
     /// Its share of the server-wide memory budget and its counters there (none without limits).
     memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
+    /// Its share of the cores: its calls that run past an epoch tick are paced to `cpu_share` cores'
+    /// worth between them (see [`CpuShare`]).
+    cpu: Arc<CpuShare>,
     /// Its artifact's file name in the compile cache, which the cache keeps while it is loaded.
     pub(crate) artifact: Option<String>,
 }
@@ -80,13 +87,86 @@ const MAX_TRAP_LOG_LINES: usize = 64;
 /// other mods need.
 const MAX_IDLE: usize = 8;
 
+/// The longest a call nested in a chain (an event, a call) waits for its instance slots. Its chain
+/// holds slots meanwhile (each caller its own), so chains waiting on each other's slots would wait
+/// for their deadlines and be stopped, blamed; short, so the wait ends first and the caller gets an
+/// error value it can answer with.
+const NESTED_SLOT_WAIT: Duration = Duration::from_millis(250);
+
+/// A mod's share of the cores. Calls that end within an epoch tick (nearly all) never see it. A call
+/// still running at a tick is a long one, counted here until it ends; at each tick a long call
+/// yields, and when the mod has more long calls than its share it also pauses for the others'
+/// turns, so its long calls between them run about `share` cores' worth and the rest of the
+/// workers' time goes to every other mod's requests. Without it, 64 calls of one mod spinning (or
+/// faulting in 120 MiB each) were 64 tasks in the workers' run queues, and another mod's request
+/// waited behind each one's 10 ms slice: seconds.
+///
+/// No permit is held, so a paused call never holds up another (a nested call into the same mod
+/// runs at once) and the deadline still stops it at its tick.
+#[derive(Debug)]
+pub(crate) struct CpuShare {
+    /// Its calls running past a tick now.
+    long: AtomicUsize,
+    /// How many of them run at full speed between them (`ModLimits::cpu_share`).
+    share: usize,
+}
+
+/// One long call, counted in its mod's [`CpuShare`] until its call state drops it (at the call's
+/// end, or with the instance when the call was dropped).
+#[derive(Debug)]
+pub(crate) struct LongCall(Arc<CpuShare>);
+
+impl LongCall {
+    /// Counts a call as long in `cpu` until the answer drops.
+    pub(crate) fn new(cpu: &Arc<CpuShare>) -> LongCall {
+        cpu.long.fetch_add(1, Ordering::Relaxed);
+        LongCall(cpu.clone())
+    }
+}
+
+impl Drop for LongCall {
+    fn drop(&mut self) {
+        self.0.long.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl CpuShare {
+    /// How many ticks a long call waits now: `long` calls share `share` cores, so each runs a tick
+    /// then waits `(long - share) / share` ticks; `None` while the mod is within its share.
+    pub(crate) fn turns_to_wait(&self) -> Option<u32> {
+        let long = self.long.load(Ordering::Relaxed);
+        (long > self.share).then(|| u32::try_from((long - self.share).div_ceil(self.share)).unwrap_or(u32::MAX))
+    }
+}
+
 /// A live instance, the slot it holds, and the calls it has served.
 struct Instance {
     store: Store<CallState>,
     bound: Bound,
     uses: u32,
     _slot: OwnedSemaphorePermit,
-    _own_slot: OwnedSemaphorePermit,
+    own_slot: OwnSlot,
+}
+
+/// Which of its mod's slots an instance holds.
+enum OwnSlot {
+    /// One of the mod's share (`mod_instances`).
+    Share { _permit: OwnedSemaphorePermit },
+    /// One of the re-entries' (`reentry_slots`): never kept idle, so a later call that is no
+    /// re-entry cannot run on it.
+    Reentry { _permit: OwnedSemaphorePermit },
+}
+
+/// Where a call stands in its chain, which says how it may wait for its slots.
+#[derive(Clone, Copy)]
+enum Nesting {
+    /// The chain's first call (a request's handler or hook, a timer, a socket's call, a load step):
+    /// it holds no slot, so it waits up to its deadline.
+    Root,
+    /// Nested in a chain that does not run this mod: it waits [`NESTED_SLOT_WAIT`] at most.
+    Nested,
+    /// Nested in a chain that runs this mod already: its share is not waited for at all.
+    Reentry,
 }
 
 /// An instance's exports: the `plugin` world's, loaded at instantiation, and the instance itself, for
@@ -121,6 +201,8 @@ impl LoadedMod {
         memory: Option<(Arc<MemoryBudget>, Arc<ModMemory>)>,
     ) -> wasmtime::Result<Self> {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
+        let reentry_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
+        let cpu = Arc::new(CpuShare { long: AtomicUsize::new(0), share: limits.cpu_share.max(1) as usize });
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
         let realtime = RealtimeIndices::new(&pre).ok();
@@ -139,8 +221,10 @@ impl LoadedMod {
             idle: Mutex::new(Vec::new()),
             slots,
             own_slots,
+            reentry_slots,
             quarantine,
             memory,
+            cpu,
             artifact: None,
         })
     }
@@ -429,9 +513,14 @@ impl LoadedMod {
     ) -> Result<R, CallError> {
         let reusable = reusable && self.reuse > 1;
         let checkout = trace.is_some().then(Instant::now);
+        let nesting = match (chain.nested(), chain.reenters(self.id())) {
+            (false, _) => Nesting::Root,
+            (true, false) => Nesting::Nested,
+            (true, true) => Nesting::Reentry,
+        };
         let mut instance = match reusable.then(|| self.take_idle()).flatten() {
             Some(idle) => idle,
-            None => self.instantiate().await?,
+            None => self.instantiate(nesting).await?,
         };
         let started = checkout.map(|t| {
             instance.store.data_mut().trace = Some(Trace::default());
@@ -445,7 +534,8 @@ impl LoadedMod {
         // (`deadline.rs`). Dropping the call's future cancels it; the instance is then dropped with it.
         let result = if self.engine.enforce {
             let clock = Deadline::start(deadline);
-            deadline::arm(&mut instance.store, clock.clone());
+            let pace = Pace { cpu: self.cpu.clone(), tick: self.engine.epoch_tick };
+            deadline::arm(&mut instance.store, clock.clone(), Some(pace));
             instance.store.data_mut().deadline = Some(clock.clone());
             clock.run(2 * self.engine.epoch_tick, f(&mut instance.store, &instance.bound)).await
         } else {
@@ -459,6 +549,9 @@ impl LoadedMod {
             trace.add(Phase::Guest, call.elapsed().saturating_sub(host.host_calls()));
             trace.merge(&host);
         }
+        // The call is over: it no longer counts against its mod's share of the cores (an idle instance
+        // kept for reuse must not).
+        instance.store.data_mut().long_call = None;
         let output = instance.store.data().output.take();
         self.log_output(&mut instance.store.data_mut().log_bytes, &output);
         let limiter = &instance.store.data().limits;
@@ -473,7 +566,7 @@ impl LoadedMod {
         match result {
             Ok(Ok(value)) => {
                 instance.uses += 1;
-                if reusable && instance.uses < self.reuse {
+                if reusable && instance.uses < self.reuse && matches!(instance.own_slot, OwnSlot::Share { .. }) {
                     let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
                     if idle.len() < MAX_IDLE {
                         idle.push(instance);
@@ -520,19 +613,51 @@ impl LoadedMod {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop()
     }
 
-    async fn instantiate(&self) -> Result<Instance, CallError> {
-        let wait = self.limits.call_deadline;
-        // This mod's share first, then a slot of the pool, both within one wait.
+    /// Takes this mod's slot, then one of the pool's, as `nesting` allows (see [`Nesting`]).
+    async fn slots(&self, nesting: Nesting) -> Result<(OwnSlot, OwnedSemaphorePermit), CallError> {
+        let deadline = self.limits.call_deadline;
+        let wait = match nesting {
+            Nesting::Root => deadline,
+            Nesting::Nested | Nesting::Reentry => NESTED_SLOT_WAIT.min(deadline),
+        };
+        let busy = || match nesting {
+            Nesting::Root => CallError::Busy(Busy::Slots(wait)),
+            Nesting::Nested | Nesting::Reentry => CallError::Busy(Busy::NestedSlots(wait)),
+        };
+        // A re-entry never waits for its mod's share: its chain holds one of those slots, and 64
+        // chains re-entering a mod with a share of 64 would each wait for the others to end.
+        let own = match nesting {
+            Nesting::Reentry => match self.own_slots.clone().try_acquire_owned() {
+                Ok(own) => Some(OwnSlot::Share { _permit: own }),
+                Err(_) => match self.reentry_slots.clone().try_acquire_owned() {
+                    Ok(own) => Some(OwnSlot::Reentry { _permit: own }),
+                    Err(_) => {
+                        let (module, share) = (self.cx.id.to_string(), self.limits.mod_instances);
+                        return Err(CallError::Busy(Busy::Reentry { module, share }));
+                    }
+                },
+            },
+            Nesting::Root | Nesting::Nested => None,
+        };
+        // This mod's share first (unless taken above), then a slot of the pool, both within one wait.
         let slots = async {
-            let own = self.own_slots.clone().acquire_owned().await?;
+            let own = match own {
+                Some(own) => own,
+                None => OwnSlot::Share { _permit: self.own_slots.clone().acquire_owned().await? },
+            };
             let pool = self.slots.clone().acquire_owned().await?;
             Ok::<_, tokio::sync::AcquireError>((own, pool))
         };
-        let (own_slot, slot) = match tokio::time::timeout(wait, slots).await {
-            Ok(Ok(slots)) => slots,
+        match tokio::time::timeout(wait, slots).await {
+            Ok(Ok(slots)) => Ok(slots),
             // The semaphores are never closed; treat that like a full pool all the same.
-            Ok(Err(_)) | Err(_) => return Err(CallError::Busy(Busy::Slots(wait))),
-        };
+            Ok(Err(_)) | Err(_) => Err(busy()),
+        }
+    }
+
+    async fn instantiate(&self, nesting: Nesting) -> Result<Instance, CallError> {
+        let wait = self.limits.call_deadline;
+        let (own_slot, slot) = self.slots(nesting).await?;
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory_bytes)
             .table_elements(self.limits.table_elements)
@@ -564,7 +689,7 @@ impl LoadedMod {
             }
         };
         let plugin = self.indices.load(&mut store, &instance).map_err(|e| CallError::Instantiate(e.to_string()))?;
-        Ok(Instance { store, bound: Bound { plugin, instance }, uses: 0, _slot: slot, _own_slot: own_slot })
+        Ok(Instance { store, bound: Bound { plugin, instance }, uses: 0, _slot: slot, own_slot })
     }
 
     /// Logs a call's stdout/stderr under the mod's id, line by line, cleaned and within its log caps.
@@ -584,7 +709,7 @@ impl LoadedMod {
 /// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`
 /// (`deadline::arm`, with a deadline nothing pauses: instantiation, a command).
 pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
-    deadline::arm(store, Deadline::start(deadline));
+    deadline::arm(store, Deadline::start(deadline), None);
 }
 
 /// The WIT's declarations as the engine checks them.

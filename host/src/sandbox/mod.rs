@@ -162,6 +162,7 @@ impl Runtime {
         limits: ModLimits,
     ) -> anyhow::Result<(LoadedMod, CompileSource)> {
         cx.db_patch_bytes.store(limits.db_patch_bytes, std::sync::atomic::Ordering::Relaxed);
+        cx.push_queue_bytes.store(limits.push_queue_bytes, std::sync::atomic::Ordering::Relaxed);
         let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let memory = self.budget.as_ref().map(|budget| (budget.clone(), budget.account(&cx.id)));

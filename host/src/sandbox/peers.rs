@@ -169,6 +169,19 @@ impl Chain {
         child
     }
 
+    /// Whether the running call is nested in another (an event or a call inside a step): its chain's
+    /// earlier frames hold instances while it runs.
+    pub(crate) fn nested(&self) -> bool {
+        self.frames.len() > 1
+    }
+
+    /// Whether `module` runs in one of the running call's callers: the chain holds an instance of
+    /// it, and with it one of its share of slots.
+    pub(crate) fn reenters(&self, module: &str) -> bool {
+        let callers = &self.frames[..self.frames.len().saturating_sub(1)];
+        callers.iter().any(|f| &*f.module == module)
+    }
+
     /// Whether the chain holds `session`'s lock.
     pub(crate) fn holds(&self, session: SessionId) -> bool {
         self.held.contains(&session)

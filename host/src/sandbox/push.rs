@@ -1,6 +1,8 @@
 //! The host side of the WIT `push` interface: messages to players' notifier sockets
 //! (`crate::realtime::hub`). The session a call handles (its chain's) is the mod's to push to; any
-//! other, and every one at once, needs the `push` grant.
+//! other, and every one at once, needs the `push` grant. A message for a session without a socket
+//! is queued within the mod's share of the queues (`push_queue_bytes`) and the server's bound, or
+//! refused (`too-large`, naming which).
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::CallState;
@@ -47,10 +49,15 @@ impl plugin::push::Host for CallState {
         }
         let message = self.notification(message)?;
         let Some(realtime) = self.realtime() else { return Ok(Delivery::Queued) };
-        Ok(match realtime.hub.push(session, message) {
-            hub::Delivery::Delivered => Delivery::Delivered,
-            hub::Delivery::Queued => Delivery::Queued,
-        })
+        let share = hub::QueueShare {
+            by: self.cx.id.clone(),
+            bytes: self.cx.push_queue_bytes.load(std::sync::atomic::Ordering::Relaxed),
+        };
+        match realtime.hub.push(&share, session, message) {
+            Ok(hub::Delivery::Delivered) => Ok(Delivery::Delivered),
+            Ok(hub::Delivery::Queued) => Ok(Delivery::Queued),
+            Err(full) => Err(Error::TooLarge(format!("mod {}: {full}", self.cx.id))),
+        }
     }
 
     fn broadcast(&mut self, message: String) -> Result<u32, Error> {

@@ -50,6 +50,9 @@ pub struct ModContext {
     /// The largest document one `db.patch` may carry: the player's limit for this mod, set when it is
     /// loaded (`Runtime::load`).
     pub db_patch_bytes: AtomicUsize,
+    /// Bytes of pushed messages it may have queued for sessions without a socket (its share of the
+    /// notifier's queues): the player's limit for this mod, set when it is loaded.
+    pub push_queue_bytes: AtomicUsize,
     /// Its effective configuration (`config.rs`): `{}` when it has none.
     pub config: Arc<serde_json::Value>,
     /// The generation it belongs to, for events and calls (`peers.rs`); empty outside a server
@@ -72,6 +75,7 @@ impl ModContext {
             log: LogRate::default(),
             last_trap: Mutex::new(None),
             db_patch_bytes: AtomicUsize::new(crate::settings::ModLimits::default().db_patch_bytes),
+            push_queue_bytes: AtomicUsize::new(crate::settings::ModLimits::default().push_queue_bytes),
             config: Arc::new(serde_json::Value::Object(serde_json::Map::new())),
             peers: std::sync::OnceLock::new(),
         }
@@ -207,6 +211,9 @@ pub(crate) struct CallState {
     /// The running call's deadline, which `emit` pauses while subscribers run on their own
     /// (`deadline.rs`); none between calls and without limits.
     pub(crate) deadline: Option<Arc<super::deadline::Deadline>>,
+    /// Set while the running call counts as long in its mod's share of the cores
+    /// (`instance.rs`, `CpuShare`); dropping it gives the count back.
+    pub(crate) long_call: Option<super::instance::LongCall>,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
     /// answer), and building one seeds two random generators and boxes a dozen streams: about a
     /// microsecond per fresh instance for nothing.
@@ -225,6 +232,7 @@ impl CallState {
             trace: None,
             chain: super::peers::Chain::default(),
             deadline: None,
+            long_call: None,
             wasi: None,
             table: ResourceTable::new(),
         }
@@ -241,6 +249,7 @@ impl CallState {
             trace: None,
             chain: super::peers::Chain::default(),
             deadline: None,
+            long_call: None,
             wasi: Some(wasi),
             table: ResourceTable::new(),
         }
@@ -251,6 +260,7 @@ impl CallState {
     pub(crate) fn begin_call(&mut self, chain: super::peers::Chain) {
         self.log_bytes = 0;
         self.chain = chain;
+        self.long_call = None;
         let limits = &mut self.limits;
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }

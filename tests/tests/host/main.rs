@@ -27,6 +27,7 @@ mod ownership;
 mod polyglot;
 mod routing;
 mod sessions;
+mod shares;
 mod sockets;
 mod store;
 mod timers;
