@@ -542,7 +542,6 @@ impl LoadedMod {
             Ok(f(&mut instance.store, &instance.bound).await)
         };
         instance.store.data_mut().end_call();
-        instance.store.data_mut().deadline = None;
         if let (Some(trace), Some((checkout, call))) = (trace, started) {
             let host = instance.store.data_mut().trace.take().unwrap_or_default();
             trace.add(Phase::Checkout, call - checkout);

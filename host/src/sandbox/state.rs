@@ -260,16 +260,19 @@ impl CallState {
     pub(crate) fn begin_call(&mut self, chain: super::peers::Chain) {
         self.log_bytes = 0;
         self.chain = chain;
-        self.long_call = None;
         let limits = &mut self.limits;
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);
     }
 
     /// Ends a call, whatever the instance's fate: what the chain holds (the frames, and the session
     /// locks a `call-for-session` took for it) is released now, not when the instance is dropped; a
-    /// reused instance would otherwise keep another player's session locked while it sits idle.
+    /// reused instance would otherwise keep another player's session locked while it sits idle. Its
+    /// deadline goes too, and its count as a long call in its mod's share of the cores (an idle
+    /// instance counted as running would slow its mod's other calls).
     pub(crate) fn end_call(&mut self) {
         self.chain = super::peers::Chain::default();
+        self.deadline = None;
+        self.long_call = None;
     }
 
     /// Starts timing a host call, when this call is traced: one branch when it is not.
