@@ -556,7 +556,7 @@ mod tests {
             assert!(hub.room_for(session(1)).is_ok());
         }
         assert_eq!(hub.open_sockets(), 0, "only an attached socket is registered");
-        assert_eq!(hub.push(session(1), "{}".into()), Delivery::Queued, "no socket: queued");
+        assert_eq!(push(&hub, session(1), "{}"), Delivery::Queued, "no socket: queued");
         let _a = hub.attach(session(1)).unwrap();
         let _b = hub.attach(session(2)).unwrap();
         assert!(hub.room_for(session(3)).is_err());
@@ -567,7 +567,7 @@ mod tests {
     fn the_status_view_names_a_session_by_its_first_digits_only() {
         let hub = Hub::new(limits());
         let id = SessionId::parse("0123456789abcdef01234567").unwrap();
-        hub.push(id, "{}".into());
+        push(&hub, id, "{}");
         let _socket = hub.attach(session(2)).unwrap();
         let mut shown: Vec<String> = hub.sessions(10).into_iter().map(|v| v.session_prefix).collect();
         shown.sort();
