@@ -174,11 +174,13 @@ fn mods_prints_grants_limits_and_routes_even_while_the_server_runs() {
     let emulator = &all["loaded"][0];
     assert_eq!(emulator["id"], "emulator");
     assert_eq!(emulator["limits"]["call_timeout_ms"], 1234, "the player's file is applied");
-    assert_eq!(emulator["grants"], serde_json::json!([]));
+    // The game's only grants: the topics it emits (`plugins/emulator/mod.toml`).
+    let emits = ["profile.created", "profile.selected", "items.moved", "trade.done"].map(|t| format!("emit: {t}"));
+    assert_eq!(emulator["grants"], serde_json::json!(emits));
     assert!(emulator["routes"].as_array().unwrap().iter().any(|r| r["path"] == "/client/items"));
     let text = Command::new(env!("CARGO_BIN_EXE_modhost")).args(["mods", "--root"]).arg(root.path()).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout).into_owned();
-    assert!(text.contains("grants: none") && text.contains("call 1234 ms"), "{text}");
+    assert!(text.contains("emit: profile.created") && text.contains("call 1234 ms"), "{text}");
 }
 
 // ---- `modhost probe` ----
