@@ -8,16 +8,17 @@
 //! already have written what the event announces, goes on and answers (issue 29, item 5).
 //!
 //! Two things stop a call past its deadline, and both read this one: the epoch callback
-//! ([`arm`]), for a guest running wasm, and [`Deadline::run`], the clock around the whole call, for
+//! (`instance.rs`' `arm`), for a guest running wasm, and [`Deadline::run`], the clock around the whole call, for
 //! a guest waiting inside an async host call where no epoch check runs. Must not break: while paused
 //! neither fires, and a pause that ends (or is dropped, when the call is cancelled) always resumes.
+//!
+//! Beside it, [`CpuShare`]: a mod's share of the cores, by which the epoch callback paces the mod's
+//! calls that run past a tick ([`Pace`]).
 
-use super::instance::{CpuShare, LongCall};
-use super::state::CallState;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use wasmtime::{Store, UpdateDeadline};
 
 /// One call's deadline. Shared (an `Arc`) by the epoch callback, the clock around the call and the
 /// call's `CallState` (which pauses it).
@@ -50,7 +51,7 @@ impl Deadline {
     }
 
     /// When the call is stopped; `None` while it is paused.
-    fn stop_at(&self) -> Option<Instant> {
+    pub(crate) fn stop_at(&self) -> Option<Instant> {
         let state = self.state();
         state.paused.is_none().then_some(state.stop_at)
     }
@@ -104,45 +105,61 @@ impl Drop for Paused {
     }
 }
 
-/// A mod's share of the cores for one call (`instance.rs`, [`CpuShare`]), and the epoch tick.
+/// A mod's share of the cores. Calls that end within an epoch tick (nearly all) never see it. A call
+/// still running at a tick is a long one, counted here until it ends; at each tick a long call
+/// yields, and when the mod has more long calls than its share it also pauses for the others'
+/// turns, so its long calls between them run about `share` cores' worth and the rest of the
+/// workers' time goes to every other mod's requests. Without it, 64 calls of one mod spinning (or
+/// faulting in 120 MiB each) were 64 tasks in the workers' run queues, and another mod's request
+/// waited behind each one's 10 ms slice: seconds.
+///
+/// No permit is held, so a paused call never holds up another (a nested call into the same mod
+/// runs at once) and the deadline still stops it at its tick.
+#[derive(Debug)]
+pub(crate) struct CpuShare {
+    /// Its calls running past a tick now.
+    long: AtomicUsize,
+    /// How many of them run at full speed between them (`ModLimits::cpu_share`).
+    share: usize,
+}
+
+/// One long call, counted in its mod's [`CpuShare`] until its call state drops it (at the call's
+/// end, or with the instance when the call was dropped).
+#[derive(Debug)]
+pub(crate) struct LongCall(Arc<CpuShare>);
+
+impl LongCall {
+    /// Counts a call as long in `cpu` until the answer drops.
+    pub(crate) fn new(cpu: &Arc<CpuShare>) -> LongCall {
+        cpu.long.fetch_add(1, Ordering::Relaxed);
+        LongCall(cpu.clone())
+    }
+}
+
+impl Drop for LongCall {
+    fn drop(&mut self) {
+        self.0.long.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl CpuShare {
+    /// A share of `share` cores (at least one).
+    pub(crate) fn new(share: usize) -> CpuShare {
+        CpuShare { long: AtomicUsize::new(0), share: share.max(1) }
+    }
+
+    /// How many ticks a long call waits now: `long` calls share `share` cores, so each runs a tick
+    /// then waits `(long - share) / share` ticks; `None` while the mod is within its share.
+    pub(crate) fn turns_to_wait(&self) -> Option<u32> {
+        let long = self.long.load(Ordering::Relaxed);
+        (long > self.share).then(|| u32::try_from((long - self.share).div_ceil(self.share)).unwrap_or(u32::MAX))
+    }
+}
+
+/// A mod's share of the cores for one call ([`CpuShare`]), and the epoch tick.
 pub(crate) struct Pace {
     pub(crate) cpu: Arc<CpuShare>,
     pub(crate) tick: Duration,
-}
-
-/// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
-/// With `pace`, a call still running at a tick counts as long in its mod's share of the cores, and
-/// while its mod has more long calls than its share it pauses about one tick for each share's worth
-/// of the others, never past its deadline.
-///
-/// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
-/// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
-/// worker; `yield_now` defers the wake-up until the worker has run the others.
-pub(super) fn arm(store: &mut Store<CallState>, deadline: Arc<Deadline>, pace: Option<Pace>) {
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |mut cx| {
-        // Paused: the guest is not running wasm (it waits in a host call), so this is not reached;
-        // if it were, it would not be the guest's time either.
-        let now = Instant::now();
-        let Some(stop_at) = deadline.stop_at() else {
-            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
-        };
-        if now >= stop_at {
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        let Some(Pace { cpu, tick }) = &pace else {
-            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
-        };
-        let state = cx.data_mut();
-        if state.long_call.is_none() {
-            state.long_call = Some(LongCall::new(cpu));
-        }
-        let Some(turns) = cpu.turns_to_wait() else {
-            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
-        };
-        let pause = tick.saturating_mul(turns).min(stop_at - now);
-        Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(pause))))
-    });
 }
 
 #[cfg(test)]

@@ -23,19 +23,19 @@ use super::bindings::full::exports::modhost::plugin::realtime::{
 use super::bindings::{MatchKind, Plugin, PluginIndices, Request, Response, Route};
 use super::budget::{MemoryBudget, ModMemory};
 use super::call_error::{Busy, CallError, MAX_REASON, describe_mod_error, instantiation_failed, panic_lines};
-use super::deadline::{self, Deadline, Pace};
+use super::deadline::{CpuShare, Deadline, LongCall, Pace};
 use super::logcap;
 use super::peers::Chain;
 use super::quarantine::Quarantine;
 use super::state::{CallState, Limiter, ModContext};
 use crate::perf::{Phase, Trace};
 use crate::settings::{EngineLimits, ModLimits};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::InstancePre;
-use wasmtime::{Store, StoreLimitsBuilder, Trap};
+use wasmtime::{Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 
 /// A mod ready to run.
 pub struct LoadedMod {
@@ -92,52 +92,6 @@ const MAX_IDLE: usize = 8;
 /// for their deadlines and be stopped, blamed; short, so the wait ends first and the caller gets an
 /// error value it can answer with.
 const NESTED_SLOT_WAIT: Duration = Duration::from_millis(250);
-
-/// A mod's share of the cores. Calls that end within an epoch tick (nearly all) never see it. A call
-/// still running at a tick is a long one, counted here until it ends; at each tick a long call
-/// yields, and when the mod has more long calls than its share it also pauses for the others'
-/// turns, so its long calls between them run about `share` cores' worth and the rest of the
-/// workers' time goes to every other mod's requests. Without it, 64 calls of one mod spinning (or
-/// faulting in 120 MiB each) were 64 tasks in the workers' run queues, and another mod's request
-/// waited behind each one's 10 ms slice: seconds.
-///
-/// No permit is held, so a paused call never holds up another (a nested call into the same mod
-/// runs at once) and the deadline still stops it at its tick.
-#[derive(Debug)]
-pub(crate) struct CpuShare {
-    /// Its calls running past a tick now.
-    long: AtomicUsize,
-    /// How many of them run at full speed between them (`ModLimits::cpu_share`).
-    share: usize,
-}
-
-/// One long call, counted in its mod's [`CpuShare`] until its call state drops it (at the call's
-/// end, or with the instance when the call was dropped).
-#[derive(Debug)]
-pub(crate) struct LongCall(Arc<CpuShare>);
-
-impl LongCall {
-    /// Counts a call as long in `cpu` until the answer drops.
-    pub(crate) fn new(cpu: &Arc<CpuShare>) -> LongCall {
-        cpu.long.fetch_add(1, Ordering::Relaxed);
-        LongCall(cpu.clone())
-    }
-}
-
-impl Drop for LongCall {
-    fn drop(&mut self) {
-        self.0.long.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl CpuShare {
-    /// How many ticks a long call waits now: `long` calls share `share` cores, so each runs a tick
-    /// then waits `(long - share) / share` ticks; `None` while the mod is within its share.
-    pub(crate) fn turns_to_wait(&self) -> Option<u32> {
-        let long = self.long.load(Ordering::Relaxed);
-        (long > self.share).then(|| u32::try_from((long - self.share).div_ceil(self.share)).unwrap_or(u32::MAX))
-    }
-}
 
 /// A live instance, the slot it holds, and the calls it has served.
 struct Instance {
@@ -202,7 +156,7 @@ impl LoadedMod {
     ) -> wasmtime::Result<Self> {
         let own_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
         let reentry_slots = Arc::new(Semaphore::new(limits.mod_instances.max(1) as usize));
-        let cpu = Arc::new(CpuShare { long: AtomicUsize::new(0), share: limits.cpu_share.max(1) as usize });
+        let cpu = Arc::new(CpuShare::new(limits.cpu_share as usize));
         let indices = PluginIndices::new(&pre)?;
         let guest = GuestIndices::new(&pre).ok();
         let realtime = RealtimeIndices::new(&pre).ok();
@@ -535,7 +489,7 @@ impl LoadedMod {
         let result = if self.engine.enforce {
             let clock = Deadline::start(deadline);
             let pace = Pace { cpu: self.cpu.clone(), tick: self.engine.epoch_tick };
-            deadline::arm(&mut instance.store, clock.clone(), Some(pace));
+            arm(&mut instance.store, clock.clone(), Some(pace));
             instance.store.data_mut().deadline = Some(clock.clone());
             clock.run(2 * self.engine.epoch_tick, f(&mut instance.store, &instance.bound)).await
         } else {
@@ -708,7 +662,42 @@ impl LoadedMod {
 /// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`
 /// (`deadline::arm`, with a deadline nothing pauses: instantiation, a command).
 pub(super) fn arm_deadline(store: &mut Store<CallState>, deadline: Duration) {
-    deadline::arm(store, Deadline::start(deadline), None);
+    arm(store, Deadline::start(deadline), None);
+}
+
+/// At every epoch tick the guest yields to tokio; past `deadline` it traps with `Trap::Interrupt`.
+/// With `pace`, a call still running at a tick counts as long in its mod's share of the cores, and
+/// while its mod has more long calls than its share it pauses about one tick for each share's worth
+/// of the others, never past its deadline.
+///
+/// The yield is `tokio::task::yield_now`, not wasmtime's plain `Yield`: a task that wakes itself is put
+/// in tokio's LIFO slot and polled again at once, so a looping guest would starve the other tasks on its
+/// worker; `yield_now` defers the wake-up until the worker has run the others.
+fn arm(store: &mut Store<CallState>, deadline: Arc<Deadline>, pace: Option<Pace>) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |mut cx| {
+        // Paused: the guest is not running wasm (it waits in a host call), so this is not reached;
+        // if it were, it would not be the guest's time either.
+        let now = Instant::now();
+        let Some(stop_at) = deadline.stop_at() else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        if now >= stop_at {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        let Some(Pace { cpu, tick }) = &pace else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        let state = cx.data_mut();
+        if state.long_call.is_none() {
+            state.long_call = Some(LongCall::new(cpu));
+        }
+        let Some(turns) = cpu.turns_to_wait() else {
+            return Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())));
+        };
+        let pause = tick.saturating_mul(turns).min(stop_at - now);
+        Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::time::sleep(pause))))
+    });
 }
 
 /// The WIT's declarations as the engine checks them.

@@ -213,7 +213,7 @@ pub(crate) struct CallState {
     pub(crate) deadline: Option<Arc<super::deadline::Deadline>>,
     /// Set while the running call counts as long in its mod's share of the cores
     /// (`instance.rs`, `CpuShare`); dropping it gives the count back.
-    pub(crate) long_call: Option<super::instance::LongCall>,
+    pub(crate) long_call: Option<super::deadline::LongCall>,
     /// Built the first time the guest calls into WASI. Most handlers never do (a db read and an
     /// answer), and building one seeds two random generators and boxes a dozen streams: about a
     /// microsecond per fresh instance for nothing.

@@ -23,7 +23,7 @@
 //! one backup. The ledger's count changes when the job runs; if the transaction then fails, the
 //! caller gives the change back ([`Settled`]), so the count stays what is committed.
 
-use crate::quota::Ledger;
+use crate::quota::{BACKUP_COST_SQL as COST_SQL, Ledger};
 use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::Arc;
@@ -70,9 +70,7 @@ pub(crate) fn cost(ns: &str, key: &str, value_len: u64) -> i64 {
     (value_len + ns.len() as u64 + key.len() as u64 + ROW_OVERHEAD) as i64
 }
 
-/// The same, as SQL over a `history` row (for sums at open and for rows replaced or evicted); its 64
-/// is [`ROW_OVERHEAD`].
-pub(crate) const COST_SQL: &str = "length(value) + length(ns) + length(key) + 64";
+// The same as SQL is `quota::BACKUP_COST_SQL` (the ledger sums it at open); its 64 is [`ROW_OVERHEAD`].
 
 /// Inside a commit job: writes `backup` for `ns`/`key` (`deleting`: the key is being deleted, so its
 /// backups are replaced by that one; `backed`: false for a namespace never backed up, whose key then

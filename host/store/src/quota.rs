@@ -21,6 +21,10 @@ use rusqlite::Connection;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+/// What a backup row costs against its namespace's backup budget, as SQL over a `history` row (for
+/// sums at open, and for rows replaced or evicted: `history.rs`, whose `ROW_OVERHEAD` is the 64).
+pub(crate) const BACKUP_COST_SQL: &str = "length(value) + length(ns) + length(key) + 64";
+
 /// The default bytes a namespace may hold: 256 MiB, room for hundreds of large profiles.
 pub const DEFAULT_QUOTA_BYTES: u64 = 256 << 20;
 /// The default keys a namespace may hold.
@@ -122,8 +126,8 @@ impl Ledger {
             let (ns, bytes) = row?;
             usage.entry(ns).or_default().bytes += bytes.max(0) as u64;
         }
-        let mut backups = conn
-            .prepare(&format!("SELECT ns, coalesce(sum({}), 0) FROM history GROUP BY ns", crate::history::COST_SQL))?;
+        let mut backups =
+            conn.prepare(&format!("SELECT ns, coalesce(sum({}), 0) FROM history GROUP BY ns", BACKUP_COST_SQL))?;
         let rows = backups.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
         for row in rows {
             let (ns, bytes) = row?;

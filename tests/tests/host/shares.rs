@@ -82,25 +82,29 @@ async fn a_mods_pushes_to_sessions_it_made_up_fill_its_own_share_of_the_queues_n
 
 #[tokio::test]
 async fn a_chain_that_re_enters_its_own_mod_does_not_wait_for_the_share_it_holds() {
-    // a handles `emit/t1`; b hears t1 and emits t2; a hears t2: the chain re-enters a, whose share
-    // is one instance, held by the chain's own first call. No grants: events need none.
-    let a = json!({"subscriptions": ["t2"], "discard_events": true});
-    let b = json!({"subscriptions": ["t1"], "then_emit": {"t1": "t2"}});
+    // a handles `emit/a.t1`; b hears a.t1 and emits b.t2; a hears b.t2: the chain re-enters a, whose share
+    // is one instance, held by the chain's own first call. No grants: each emits its own topics.
+    let a = json!({"subscriptions": ["b.t2"], "discard_events": true});
+    let b = json!({"subscriptions": ["a.t1"], "then_emit": {"a.t1": "b.t2"}});
     let builder = peer(peer(TestServer::builder(), "a", a), "b", b);
     let server = start(builder, "[mods.a]\ninstances = 1\ncall_timeout_ms = 3000\n").await;
     let started = std::time::Instant::now();
-    let reply = send(server.addr, &Call::post_raw("/peer/a/emit/t1", b"{}")).await.unwrap();
+    let reply = send(server.addr, &Call::post_raw("/peer/a/emit/a.t1", b"{}")).await.unwrap();
     let took = started.elapsed();
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json(), json!({"by": "a", "count": 1}));
     assert!(took < std::time::Duration::from_millis(1500), "the re-entry waited: {took:?}");
     let heard = send(server.addr, &Call::get("/peer/b/events")).await.unwrap().json();
-    assert_eq!(heard[0]["then_emit"], json!({"topic": "t2", "count": 1}), "a heard b's t2 inside the chain: {heard}");
+    assert_eq!(
+        heard[0]["then_emit"],
+        json!({"topic": "b.t2", "count": 1}),
+        "a heard b's b.t2 inside the chain: {heard}"
+    );
 
     // Eight at once on a share of one: each chain's own call waits for the share, as any request
     // does, and its re-entry never waits on it (a wait would end only at the deadline, 500).
     let started = std::time::Instant::now();
-    let emit = Call::post_raw("/peer/a/emit/t1", b"{}");
+    let emit = Call::post_raw("/peer/a/emit/a.t1", b"{}");
     let calls = (0..8).map(|_| send(server.addr, &emit));
     for reply in futures_util::future::join_all(calls).await {
         let reply = reply.unwrap();
