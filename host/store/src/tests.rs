@@ -657,7 +657,7 @@ fn disk_use(dir: &Path) -> u64 {
 
 /// The backups of `ns` as the database holds them, costed as the budget counts them.
 fn history_cost(dir: &Path, ns: &str) -> u64 {
-    let sql = format!("SELECT coalesce(sum({}), 0) FROM history WHERE ns = ?1", history::COST_SQL);
+    let sql = format!("SELECT coalesce(sum({}), 0) FROM history WHERE ns = ?1", crate::quota::BACKUP_COST_SQL);
     raw(dir).query_row(&sql, [ns], |r| r.get::<_, i64>(0)).unwrap() as u64
 }
 
