@@ -15,7 +15,8 @@
 //!   mod's own configuration, the player's per-mod settings, not the server's (`crate::settings`).
 //! - `output`: a mod's stdout/stderr, bounded, into the host log.
 //! - `instance`: [`LoadedMod`], one call under limits; fresh instance per call or opt-in reuse.
-//! - `deadline`: one call's deadline, which `emit` pauses while subscribers run on their own.
+//! - `deadline`: one call's deadline, which `emit` pauses while subscribers run on their own, and a
+//!   mod's share of the cores that paces its long calls.
 //! - `call_error`: [`CallError`], why a call produced no answer, and the conversions that make one.
 //! - `quarantine`: a mod's strikes per cause and why it is stopped once it has too many.
 //! - `peers`: [`Peers`], a generation's mods as events and calls reach them, and the [`Chain`] a call
