@@ -56,6 +56,15 @@ fn send(session: &str, notification: &Value) {
     }
 }
 
+#[expect(dead_code, reason = "used as the mail lands (issue 30)")]
+/// A letter arrived in `session`'s mailbox (`mail::mailbox::send`'s answer, after the commit).
+pub(crate) fn message(session: &str, message: &Value) {
+    let notification = json!({
+        "type": "new_message", "eventId": message["_id"], "dialogId": message["uid"], "message": message,
+    });
+    send(session, &notification);
+}
+
 /// A gift arrived in `session`'s stash: `count` of `tpl`.
 pub(crate) fn gift(session: &str, tpl: &str, count: u64) {
     send(session, &new_message(SYSTEM, SYSTEM_MESSAGE, &format!("{count} × {tpl} arrived in your stash")));

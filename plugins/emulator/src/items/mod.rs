@@ -136,8 +136,7 @@ fn moving(req: &Request) -> Result<Response> {
             let edition = edition.as_str().unwrap_or_default();
             changes.opened.iter().filter_map(|q| crate::menu::quests::for_client(q, edition)).collect()
         };
-        Ok(json!({
-            uid.clone(): {
+        let mut answer = json!({
                 "_id": uid,
                 "experience": doc.get(&["Info", "Experience"])?,
                 "quests": opened,
@@ -151,8 +150,11 @@ fn moving(req: &Request) -> Result<Response> {
                 "traderRelations": doc.get(&["TradersInfo"])?,
                 "skills": skills,
                 "questsStatus": statuses,
-            }
-        }))
+        });
+        for (member, value) in &changes.answers {
+            answer[member.as_str()] = value.clone();
+        }
+        Ok(json!({ uid.clone(): answer }))
     };
     let answer = match read(&mut doc, &changes) {
         Ok(answer) => answer,

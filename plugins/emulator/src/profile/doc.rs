@@ -42,6 +42,12 @@ impl Doc {
         Doc { key: key.to_owned(), version, stored: HashMap::new(), patch: Value::Object(Map::new()) }
     }
 
+    #[expect(dead_code, reason = "used as the mail lands (issue 30)")]
+    /// The store key of the document (`profile.<uid>`).
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
     /// The stored value at `path` (before this batch's changes). Derived from an enclosing value
     /// already read when there is one; otherwise one store call.
     fn stored(&mut self, path: &[&str]) -> Result<Value> {

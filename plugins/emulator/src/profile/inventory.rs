@@ -306,6 +306,10 @@ pub(crate) struct Changes {
     /// Quests whose state a quest action changed (`questsStatus`), and quests it opened (`quests`).
     pub(crate) quests: Vec<String>,
     pub(crate) opened: Vec<String>,
+    /// Other members of the answer's `profileChanges.<uid>` an action changed (`health`,
+    /// `ragFairOffers`, `weaponBuilds`, `traderRelations`, …), each replacing the batch's default for
+    /// that member; set with [`Changes::answer`].
+    pub(crate) answers: serde_json::Map<String, Value>,
 }
 
 impl Changes {
@@ -319,6 +323,12 @@ impl Changes {
         if !self.change.iter().any(|c| c == id) {
             self.change.push(id.to_owned());
         }
+    }
+
+    #[expect(dead_code, reason = "used as the new actions land (issue 30)")]
+    /// Makes `member` of the answer's `profileChanges.<uid>` `value`.
+    pub(crate) fn answer(&mut self, member: &str, value: Value) {
+        self.answers.insert(member.to_owned(), value);
     }
 
     /// Records a removed item.

@@ -109,10 +109,12 @@ pub(crate) fn stored(mut profile: Value, templates: &mut Templates) -> Value {
 }
 
 /// A profile in SPT's shape, as the client reads it: the items as an array, in the order they were
-/// added, and no indexes. A profile still in SPT's shape passes unchanged.
+/// added, and no indexes or mailbox (`mail/mailbox.rs`; the mail routes answer it). A profile still in
+/// SPT's shape passes unchanged.
 pub(crate) fn spt(mut profile: Value) -> Value {
     if let Some(members) = profile.as_object_mut() {
         members.shift_remove(INDEX);
+        members.shift_remove(crate::mail::mailbox::MAIL);
     }
     if profile["Inventory"]["items"].is_object() {
         let Value::Object(items) = profile["Inventory"]["items"].take() else { unreachable!("checked an object") };
