@@ -8,7 +8,11 @@
 //! - [`PROFILE_CREATED`] `{session, uid, nickname, side}`: a new PMC (`boot/profiles.rs`);
 //! - [`PROFILE_SELECTED`] `{session, uid}`: a session chose the profile it plays;
 //! - [`ITEMS_MOVED`]: a batch of `items/moving` applied (`items/mod.rs`);
-//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`).
+//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`);
+//! - [`TRADE_SOLD`] `{session, uid, trader, action, items}`: a sale to a trader (`items/selling.rs`), or
+//!   the scav's loot sold to Fence (`items/savage.rs`, no `items`);
+//! - [`HEALTH_HEALED`] `{session, uid, action}`: an `Eat`, `Heal` or `RestoreHealth` applied (`health/`);
+//! - [`ITEM_REPAIRED`] `{session, uid, action}`: a `Repair` or `TraderRepair` applied (`repair/`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -21,6 +25,12 @@ pub(crate) const PROFILE_SELECTED: &str = "profile.selected";
 pub(crate) const ITEMS_MOVED: &str = "items.moved";
 /// A trade with a trader went through.
 pub(crate) const TRADE_DONE: &str = "trade.done";
+/// Items were sold to a trader.
+pub(crate) const TRADE_SOLD: &str = "trade.sold";
+/// The player ate, healed or was healed by a trader.
+pub(crate) const HEALTH_HEALED: &str = "health.healed";
+/// An item was repaired, with a kit or by a trader.
+pub(crate) const ITEM_REPAIRED: &str = "item.repaired";
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {

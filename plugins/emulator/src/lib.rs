@@ -13,6 +13,9 @@
 //! - `ragfair/`: the flea market (SPT's `RagfairStaticRouter` and the ragfair item events);
 //! - `insurance/`: insurance quotes (SPT's `InsuranceStaticRouter` and `Insure`);
 //! - `raid/`: a raid's round trip, its bots, loot and end, and the player's scav;
+//! - `health/`: the profile's health between raids (regeneration, eating, healing, the therapist)
+//!   and SPT's `HealthStaticRouter`;
+//! - `repair/`: repairing with a kit or at a trader;
 //! - `items/`: `/client/game/profile/items/moving`, every item event: inventory actions, trading,
 //!   quest actions; and `give-item`, the function other mods call (`items/gifts.rs`).
 //!
@@ -29,6 +32,7 @@
 mod boot;
 mod clock;
 mod events;
+mod health;
 mod hideout;
 mod ids;
 mod input;
@@ -42,6 +46,7 @@ mod profile;
 mod progression;
 mod ragfair;
 mod raid;
+mod repair;
 mod tables;
 mod templates;
 
@@ -57,6 +62,7 @@ fn router() -> Router {
     let router = ragfair::routes(router);
     let router = insurance::routes(router);
     let router = raid::routes(router);
+    let router = health::routes(router);
     items::routes(router)
 }
 

@@ -18,8 +18,11 @@
 //! to the stored shape first, once (`profile::open`).
 
 mod actions;
+pub(crate) mod economy;
 mod gifts;
 pub(crate) mod quests;
+mod savage;
+mod selling;
 mod trading;
 
 use crate::events;
@@ -61,6 +64,12 @@ fn action(name: &str) -> Option<Action> {
         "QuestAccept" => quests::accept,
         "QuestHandover" => quests::handover,
         "QuestComplete" => quests::complete,
+        "SellAllFromSavage" => savage::sell_all,
+        "Eat" => crate::health::treat::eat,
+        "Heal" => crate::health::treat::heal,
+        "RestoreHealth" => crate::health::treat::restore,
+        "Repair" => crate::repair::kit::repair,
+        "TraderRepair" => crate::repair::trader::repair,
         _ => return None,
     })
 }
@@ -146,7 +155,7 @@ fn moving(req: &Request) -> Result<Response> {
                 "items": changes.to_json(doc)?,
                 "production": {},
                 "improvements": {},
-                "health": doc.get(&["Health"])?,
+                "health": crate::health::current(doc)?,
                 "traderRelations": doc.get(&["TradersInfo"])?,
                 "skills": skills,
                 "questsStatus": statuses,
@@ -177,7 +186,29 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
         return;
     }
     events::announce(events::ITEMS_MOVED, &json!({ "session": session, "uid": uid, "actions": applied }));
+    for sale in applied.iter().filter(|a| a["Action"] == "SellAllFromSavage") {
+        savage::settle(session, uid);
+        events::announce(
+            events::TRADE_SOLD,
+            &json!({ "session": session, "uid": uid, "trader": savage::FENCE, "action": sale["Action"] }),
+        );
+    }
+    for done in
+        applied.iter().filter(|a| ["Eat", "Heal", "RestoreHealth"].contains(&a["Action"].as_str().unwrap_or_default()))
+    {
+        events::announce(events::HEALTH_HEALED, &json!({ "session": session, "uid": uid, "action": done }));
+    }
+    for done in
+        applied.iter().filter(|a| ["Repair", "TraderRepair"].contains(&a["Action"].as_str().unwrap_or_default()))
+    {
+        events::announce(events::ITEM_REPAIRED, &json!({ "session": session, "uid": uid, "action": done }));
+    }
     for trade in applied.iter().filter(|a| a["Action"] == "TradingConfirm") {
+        if trade["type"] == "sell_to_trader" {
+            let sold = json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": trade["items"] });
+            events::announce(events::TRADE_SOLD, &sold);
+            continue;
+        }
         let items = json!([{ "id": trade["item_id"], "count": trade["count"] }]);
         let done =
             json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });

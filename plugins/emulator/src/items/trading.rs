@@ -1,27 +1,33 @@
-//! `TradingConfirm`: buying from a trader.
+//! `TradingConfirm`: buying from a trader (selling to one is `selling.rs`'s).
 //!
 //! A purchase is checked whole before anything changes: the offer exists in `traders.<tid>.assort`,
-//! the player's loyalty level reaches the offer's, the trader has the stock, every stack named as
+//! the player is shown it (`menu::traders::hidden_offers`: the loyalty level and quest the assort's
+//! filter asks), the trader has the stock, the player's purchases since the trader's last resupply
+//! stay within the offer's `BuyRestrictionMax` (SPT's `CheckPurchaseIsWithinTraderItemLimit`, 20%
+//! more for the editions SPT names), every stack named as
 //! payment exists and holds what it is said to hold, the payment covers the barter scheme times the
 //! count for each template, and the goods fit the stash. Only then is the payment taken and the goods
 //! given; otherwise the reason is the player's warning and nothing changed.
 //!
 //! Stock is counted per profile in `TraderPurchases.<tid>.<offer>.count`: each player runs their own
 //! server and has their own traders, and counting in the profile makes the purchase and the stock
-//! change one atomic write.
+//! change one atomic write. A record older than the trader's last resupply counts nothing.
+//!
+//! The price may be in any currency or a barter (a scheme in dollars or euros is paid with them);
+//! the trader's `salesSum` grows by the money paid converted into the trader's own currency through
+//! the handbook (a barter: the handbook price of the goods), then SPT's `LevelUp`.
 
+use super::economy::{self, MONEY, Prices};
 use crate::clock;
 use crate::ids;
+use crate::menu::traders::{bought_since, hidden_offers, last_resupply, ties_any};
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Grid, Outcome, Refused, copy_parts, count, is_root, item, set_count, write};
 use crate::profile::shape::INDEX;
-use crate::templates::{ROUBLES, Templates, tpl};
+use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-
-/// Money templates (roubles, dollars, euros): what a trader's `salesSum` counts.
-const MONEY: [&str; 3] = [ROUBLES, "5696686a4bdc2da3298b456a", "569668774bdc2da2298b4568"];
 
 /// The most stacks one purchase may name as payment.
 const MAX_PAYMENT_STACKS: usize = 64;
@@ -30,6 +36,7 @@ const MAX_PAYMENT_STACKS: usize = 64;
 pub(crate) fn confirm(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     match action["type"].as_str() {
         Some("buy_from_trader") => buy(doc, action, templates, changes),
+        Some("sell_to_trader") => super::selling::sell(doc, action, templates, changes),
         Some(other) => Err(format!("trading `{other}` is not supported yet").into()),
         None => Err("TradingConfirm has no `type`".into()),
     }
@@ -85,15 +92,23 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
     }
 
     // Checked: take the payment, then give the goods.
+    let delivery_goods = delivery.goods.clone();
     pay(doc, templates, changes, payment, &price)?;
     deliver(doc, templates, changes, delivery, &offer, &parts)?;
 
-    let paid: u64 = price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())).map(|(_, n)| n).sum();
-    let sales = doc.get(&["TradersInfo", offer.tid, "salesSum"])?.as_u64().unwrap_or(0);
-    doc.set(&["TradersInfo", offer.tid, "salesSum"], json!(sales.saturating_add(paid)))?;
     let purchase = json!({ "count": offer.bought.saturating_add(offer.wanted), "purchaseTimestamp": clock::now() });
     doc.set(&["TraderPurchases", offer.tid, offer.id], purchase)?;
-    Ok(())
+    let currency = economy::currency(offer.tid)?;
+    let mut prices = Prices::default();
+    let mut roubles = 0.0;
+    for (tpl, n) in price.iter().filter(|(t, _)| MONEY.contains(&t.as_str())) {
+        roubles += prices.in_roubles(*n as f64, tpl);
+    }
+    if roubles == 0.0 {
+        roubles = prices.of(&delivery_goods) * offer.wanted as f64;
+    }
+    let sold = prices.roubles_to(roubles, currency).round();
+    economy::add_sales(doc, offer.tid, sold)
 }
 
 /// The offer a purchase names, checked against the player: it exists, the player's loyalty reaches
@@ -124,15 +139,36 @@ fn offer<'a>(doc: &mut Doc, action: &'a Value) -> Result<Offer<'a>, Refused> {
     let Some(at) = assort.iter().position(|o| o["_id"] == id && o["parentId"] == "hideout") else {
         return Err(format!("trader {tid} has no offer {id}").into());
     };
-    let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", id])).unwrap_or(1);
     let level = doc.get(&["TradersInfo", tid, "loyaltyLevel"])?.as_u64().unwrap_or(1);
+    let needed = db::get::<u64>(&db::path(&["traders", tid, "assort", "loyal_level_items", id])).unwrap_or(1);
     if level < needed {
         return Err(
             format!("offer {id} needs loyalty level {needed} with trader {tid}; this player has {level}").into()
         );
     }
-    let bought = doc.get(&["TraderPurchases", tid, id, "count"])?.as_u64().unwrap_or(0);
+    // The assort's own filter, with the quest states as this batch has left them.
+    let levels = Map::from_iter([(id.to_owned(), json!(needed))]);
+    let tied: Map<String, Value> = db::get(&db::path(&["traders", tid, "questassort"])).unwrap_or_default();
+    let states = if ties_any(&tied) { doc.get(&["Quests"])? } else { Value::Null };
+    let state_of = |quest: &str| {
+        let states = states.as_array().map(Vec::as_slice).unwrap_or_default();
+        states.iter().find(|s| s["qid"] == quest).and_then(|s| crate::menu::quests::status(&s["status"]))
+    };
+    if hidden_offers(&levels, &tied, level as f64, state_of).contains(id) {
+        return Err(format!("trader {tid} does not show offer {id} to this player").into());
+    }
+    let record = doc.get(&["TraderPurchases", tid, id])?;
+    let bought = bought_since(&record, last_resupply(tid));
     let item = &assort[at];
+    if let Some(max) = item["upd"]["BuyRestrictionMax"].as_u64() {
+        let limit = economy::purchase_limit(doc, max)?;
+        if bought.saturating_add(wanted) > limit {
+            return Err(format!(
+                "Unable to purchase: {wanted} items, this would exceed your purchase limit of {limit} from the trader: {tid} assort: {id} this refresh"
+            )
+            .into());
+        }
+    }
     if item["upd"]["UnlimitedCount"] != true
         && let Some(stock) = item["upd"]["StackObjectsCount"].as_u64()
         && wanted > stock.saturating_sub(bought)

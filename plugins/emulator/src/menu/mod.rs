@@ -18,7 +18,7 @@
 //! and `userdata.<uid>` (`profile/mod.rs`): `userbuilds` and `customisationUnlocks`.
 
 pub(crate) mod quests;
-mod traders;
+pub(crate) mod traders;
 mod weather;
 
 use crate::notify;

@@ -9,11 +9,14 @@
 //!   under it, its price and its level; so is an offer `traders.<id>.questassort` ties to a quest the
 //!   player has not brought to the state it needs (`started`: started or later, `success`, `fail`).
 //!   What the player bought (`TraderPurchases.<id>.<offer>.count`, kept by `items/trading.rs`) is the
-//!   offer's `BuyRestrictionCurrent`, and comes off its stock, since stock is counted per player.
-//!   `nextResupply` is the base's. Fence's generated assort is left out: his is the db's like any other.
+//!   offer's `BuyRestrictionCurrent`, and comes off its stock, since stock is counted per player; a
+//!   purchase made before the trader's last resupply ([`last_resupply`]) counts nothing, as SPT empties
+//!   the records then. `nextResupply` is the next one. The filter is [`hidden_offers`], which a
+//!   purchase asks too. Fence's generated assort is left out: his is the db's like any other.
 //! - `/client/items/prices/<trader>`: SPT's `GetItemPricesResponse`: the handbook price of every item
 //!   (`templates.handbook.Items`), the three currencies' courses, and when the trader restocks next
-//!   (`configs.trader.updateTime` for the trader, else `updateTimeDefault`, else an hour).
+//!   ([`resupply_seconds`]: `configs.trader.updateTime` for the trader, else `updateTimeDefault`, else
+//!   an hour).
 
 use crate::clock;
 use crate::profile::{doc_read, player};
@@ -91,32 +94,18 @@ fn assort(req: &Request) -> Result<Response> {
     let mut assort: Assort = db::get(&db::path(&["traders", &tid, "assort"])).unwrap_or_default();
     let level = doc_read::<f64>(&key, &["TradersInfo", &tid, "loyaltyLevel"])?.unwrap_or(1.0);
 
-    // Offers this player may not see: above their loyalty level, or tied to a quest not far enough.
-    let mut hidden: HashSet<String> = assort
-        .loyal_level_items
-        .iter()
-        .filter(|(_, needed)| needed.as_f64().is_some_and(|n| n > level))
-        .map(|(offer, _)| offer.clone())
-        .collect();
     let tied: Map<String, Value> = db::get(&db::path(&["traders", &tid, "questassort"])).unwrap_or_default();
-    if tied.values().any(|offers| offers.as_object().is_some_and(|o| !o.is_empty())) {
-        let states: Vec<Value> = doc_read(&key, &["Quests"])?.unwrap_or_default();
-        let state_of =
-            |quest: &str| states.iter().find(|s| s["qid"] == quest).and_then(|s| super::quests::status(&s["status"]));
-        for (kind, shows) in [("started", &STARTED_OR_LATER[..]), ("success", &SUCCESS[..]), ("fail", &FAIL[..])] {
-            for (offer, quest) in tied.get(kind).and_then(Value::as_object).into_iter().flatten() {
-                let quest = quest.as_str().unwrap_or_default();
-                if !state_of(quest).is_some_and(|s| shows.contains(&s)) {
-                    hidden.insert(offer.clone());
-                }
-            }
-        }
-    }
+    let states: Vec<Value> =
+        if ties_any(&tied) { doc_read(&key, &["Quests"])?.unwrap_or_default() } else { Vec::new() };
+    let state_of =
+        |quest: &str| states.iter().find(|s| s["qid"] == quest).and_then(|s| super::quests::status(&s["status"]));
+    let hidden = hidden_offers(&assort.loyal_level_items, &tied, level, state_of);
     remove(&mut assort, &hidden);
 
     let purchases: Map<String, Value> = doc_read(&key, &["TraderPurchases", &tid])?.unwrap_or_default();
     for item in assort.items.iter_mut().filter(|i| i["parentId"] == "hideout") {
-        let bought = item["_id"].as_str().and_then(|id| purchases.get(id)).and_then(|p| p["count"].as_u64());
+        let since = last_resupply(&tid);
+        let bought = item["_id"].as_str().and_then(|id| purchases.get(id)).map(|p| bought_since(p, since));
         let (Some(bought), Some(upd)) = (bought, item.get_mut("upd").and_then(Value::as_object_mut)) else { continue };
         upd.insert("BuyRestrictionCurrent".into(), json!(bought));
         if upd.get("UnlimitedCount") != Some(&json!(true))
@@ -125,7 +114,7 @@ fn assort(req: &Request) -> Result<Response> {
             upd.insert("StackObjectsCount".into(), json!(stock.saturating_sub(bought)));
         }
     }
-    let next = db::get::<Value>(&db::path(&["traders", &tid, "base", "nextResupply"])).unwrap_or(json!(0));
+    let next = last_resupply(&tid) + resupply_seconds(&tid);
     Ok(envelope::ok(&json!({
         "nextResupply": next,
         "items": assort.items,
@@ -175,14 +164,17 @@ fn trader_prices(req: &Request) -> Result<Response> {
         };
     }
     Ok(envelope::ok(&json!({
-        "supplyNextTime": clock::now() + restock_seconds(&tid),
+        "supplyNextTime": last_resupply(&tid) + resupply_seconds(&tid),
         "prices": prices,
         "currencyCourses": courses,
     })))
 }
 
-/// Seconds until `trader` restocks: a draw within its `configs.trader.updateTime` range.
-fn restock_seconds(trader: &str) -> u64 {
+/// Seconds between two resupplies of `trader`: the middle of its `configs.trader.updateTime` range,
+/// else `updateTimeDefault`, else an hour. SPT draws each interval at random within the range; a fixed
+/// one keeps every player's limits and the client's countdown agreeing with one another, and lets the
+/// resupply be computed from the clock alone (no timer: a server that was off resupplied meanwhile).
+pub(crate) fn resupply_seconds(trader: &str) -> u64 {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Update {
@@ -195,17 +187,77 @@ fn restock_seconds(trader: &str) -> u64 {
         max: u64,
     }
     let updates: Vec<Update> = db::get("configs.trader.updateTime").unwrap_or_default();
-    match updates.iter().find(|u| u.trader_id == trader) {
-        Some(Update { seconds: Range { min, max }, .. }) if min <= max => {
-            min + clock::now().wrapping_mul(0x9E37_79B9) % (max - min + 1)
-        }
+    let seconds = match updates.iter().find(|u| u.trader_id == trader) {
+        Some(Update { seconds: Range { min, max }, .. }) if min <= max => min + (max - min) / 2,
         _ => db::get("configs.trader.updateTimeDefault").unwrap_or(3600),
+    };
+    seconds.max(1)
+}
+
+/// When `trader` last resupplied: the last multiple of its interval on the game's clock.
+pub(crate) fn last_resupply(trader: &str) -> u64 {
+    let now = clock::now();
+    now - now % resupply_seconds(trader)
+}
+
+/// How many of an offer a player bought since the trader's last resupply (`since`), from its
+/// `TraderPurchases.<tid>.<offer>` record: SPT empties the records at each resupply
+/// (`ResetTraderPurchasesStoredInProfile`); here a record older than the resupply counts nothing.
+pub(crate) fn bought_since(record: &Value, since: u64) -> u64 {
+    let at = record["purchaseTimestamp"].as_u64().unwrap_or(0);
+    if at < since { 0 } else { record["count"].as_u64().unwrap_or(0) }
+}
+
+/// Does `questassort` tie any offer to a quest?
+pub(crate) fn ties_any(tied: &Map<String, Value>) -> bool {
+    tied.values().any(|offers| offers.as_object().is_some_and(|o| !o.is_empty()))
+}
+
+/// The offers of a trader's assort a player may not see (SPT's `GetAssort`): those above the
+/// player's loyalty `level` (`loyal_level_items`), and those `tied` (`questassort`) to a quest whose
+/// state (`state_of`, SPT's status number) is not the one that shows them. The menu's assort and a
+/// purchase (`items/trading.rs`) both ask this, so a player can buy exactly what they are shown.
+pub(crate) fn hidden_offers(
+    levels: &Map<String, Value>,
+    tied: &Map<String, Value>,
+    level: f64,
+    state_of: impl Fn(&str) -> Option<u64>,
+) -> HashSet<String> {
+    let mut hidden: HashSet<String> = levels
+        .iter()
+        .filter(|(_, needed)| needed.as_f64().is_some_and(|n| n > level))
+        .map(|(offer, _)| offer.clone())
+        .collect();
+    for (kind, shows) in [("started", &STARTED_OR_LATER[..]), ("success", &SUCCESS[..]), ("fail", &FAIL[..])] {
+        for (offer, quest) in tied.get(kind).and_then(Value::as_object).into_iter().flatten() {
+            let quest = quest.as_str().unwrap_or_default();
+            if !state_of(quest).is_some_and(|s| shows.contains(&s)) {
+                hidden.insert(offer.clone());
+            }
+        }
     }
+    hidden
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offer_above_the_level_or_tied_to_an_unfinished_quest_is_hidden() {
+        let levels = json!({"a": 1, "b": 2}).as_object().cloned().unwrap_or_default();
+        let tied = json!({"success": {"a": "q"}}).as_object().cloned().unwrap_or_default();
+        let hidden = hidden_offers(&levels, &tied, 1.0, |_| Some(2));
+        assert_eq!(hidden, HashSet::from(["a".to_owned(), "b".to_owned()]));
+        assert!(hidden_offers(&levels, &tied, 2.0, |_| Some(4)).is_empty());
+    }
+
+    #[test]
+    fn a_purchase_before_the_last_resupply_counts_nothing() {
+        let record = json!({"count": 3, "purchaseTimestamp": 100});
+        assert_eq!(bought_since(&record, 100), 3);
+        assert_eq!(bought_since(&record, 101), 0);
+    }
 
     #[test]
     fn removing_an_offer_takes_its_parts_and_prices() {
