@@ -21,6 +21,7 @@ mod boot;
 mod menu;
 mod raid;
 pub mod spt;
+pub mod trade;
 
 use serde_json::{Map, Value, json};
 
@@ -194,6 +195,7 @@ pub fn database(items: u64) -> Value {
         boot::add(db);
         menu::add(db);
         raid::add(db);
+        trade::add(db);
     }
     db
 }
