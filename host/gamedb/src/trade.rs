@@ -8,8 +8,9 @@
 //!   (crackers: `MaxResource` 1), a multi-use drink (water: `MaxResource` 60), a weapon repair kit
 //!   (`MaxRepairResource` 1000, for weapons) and an armored vest (Aramid, class 3), each with a
 //!   handbook price; the rifle gains what repairs read (`MaxDurability`, `RepairCost`, degradation);
-//! - Therapist (a medic, roubles, buys meds), Peacekeeper (dollars: buys weapons, repairs at quality
-//!   0.5 in dollars, sells the rifle for 150 dollars at most 3 a resupply) and Fence (buys everything);
+//! - Therapist (a medic, roubles, buys meds and food; sells the med, the foods, the kit and the vest
+//!   as offers `600000000000000000000001` to `…05`), Peacekeeper (dollars: buys weapons, repairs at quality
+//!   0.5 in dollars, sells the rifle for 20 dollars at most 3 a resupply) and Fence (buys everything);
 //! - `globals.config`: `Health.HealPrice` (`TrialLevels` 0, so a new player pays), `Health.Effects`'
 //!   `RemovePrice`s, `RepairSettings`, `ArmorMaterials.Aramid`, Intellect's `RepairPointsCostReduction`;
 //!   `configs.repair` and `configs.health.save` as SPT's files have them.
@@ -37,7 +38,7 @@ pub const THERAPIST: &str = "54cb57776803fa99248b456e";
 pub const PEACEKEEPER: &str = "5935c25fb3acc3127c3d8cd9";
 /// Fence.
 pub const FENCE: &str = "579dc571d53a0658a154fbec";
-/// Peacekeeper's rifle offer (150 dollars, at most 3 a resupply).
+/// Peacekeeper's rifle offer (20 dollars, at most 3 a resupply).
 pub const DOLLAR_OFFER: &str = "6000000000000000000000c1";
 
 /// The root category and the categories below it the templates here use: (id, name, parent).
@@ -222,11 +223,23 @@ fn traders(db: &mut Map<String, Value>) {
     let mut fence = base(db, FENCE, "Fence", "RUB", &["54009119af1c881c07000029"], 60);
     fence["repair"]["availability"] = json!(false);
     let empty = || json!({"items": [], "barter_scheme": {}, "loyal_level_items": {}});
-    put(db, &["traders", THERAPIST], json!({"base": therapist, "assort": empty()}));
+    // Therapist sells what the health and repair tests use, for roubles.
+    let mut sold = json!({"items": [], "barter_scheme": {}, "loyal_level_items": {}});
+    for (n, (tpl, price)) in [(MEDKIT, 15_000), (CRACKERS, 2_000), (WATER, 5_000), (REPAIR_KIT, 40_000), (VEST, 25_000)]
+        .into_iter()
+        .enumerate()
+    {
+        let offer = format!("60000000000000000000000{}", n + 1);
+        sold["items"].as_array_mut().expect("a list").push(json!({"_id": offer, "_tpl": tpl, "parentId": "hideout",
+            "slotId": "hideout", "upd": {"UnlimitedCount": true, "StackObjectsCount": 999_999}}));
+        sold["barter_scheme"][&offer] = json!([[{"count": price, "_tpl": crate::ROUBLES}]]);
+        sold["loyal_level_items"][&offer] = json!(1);
+    }
+    put(db, &["traders", THERAPIST], json!({"base": therapist, "assort": sold}));
     let assort = json!({
         "items": [{"_id": DOLLAR_OFFER, "_tpl": RIFLE, "parentId": "hideout", "slotId": "hideout",
                    "upd": {"StackObjectsCount": 50, "BuyRestrictionMax": 3, "BuyRestrictionCurrent": 0}}],
-        "barter_scheme": {DOLLAR_OFFER: [[{"count": 150, "_tpl": DOLLARS}]]},
+        "barter_scheme": {DOLLAR_OFFER: [[{"count": 20, "_tpl": DOLLARS}]]},
         "loyal_level_items": {DOLLAR_OFFER: 1},
     });
     put(db, &["traders", PEACEKEEPER], json!({"base": peacekeeper, "assort": assort}));

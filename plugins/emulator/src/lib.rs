@@ -20,9 +20,10 @@
 //!   quest actions; and `give-item`, the function other mods call (`items/gifts.rs`).
 //!
 //! Under them, shared by every phase: `profile/` (the stored profile: its shape, a document read and
-//! changed by path, the inventory model, the session's profile), and leaves that import no other game
-//! module: `ids` (ids), `clock` (the game's one clock), `progression` (levels, trader standing,
-//! skills), `templates` (item templates), `events` (what other mods hear), `notify` (the client's
+//! changed by path, the inventory model, the session's profile), `economy` (over `profile`: a trader's
+//! currency, prices and loyalty, and the money a trade gives or takes), and leaves that import no
+//! other game module: `ids` (ids), `clock` (the game's one clock), `progression` (levels, trader
+//! standing, skills), `templates` (item templates), `events` (what other mods hear), `notify` (the client's
 //! notifier), `input` (request bodies, bounded), `tables` (db tables answered by reference).
 //!
 //! Profiles are stored keyed and indexed (`profile/shape.rs`) and read and changed by path
@@ -31,6 +32,7 @@
 
 mod boot;
 mod clock;
+mod economy;
 mod events;
 mod health;
 mod hideout;

@@ -21,7 +21,7 @@
 //!   `TrialLevels`. The money comes off the player's stacks of it (`economy::take_money`); the named
 //!   parts are healed full and their named effects removed, energy and hydration filled when named.
 
-use crate::items::economy::{self, Prices};
+use crate::economy::{self, Prices};
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused, is_root, item, subtree, write};
 use crate::templates::{Templates, tpl};

@@ -18,7 +18,6 @@
 //! to the stored shape first, once (`profile::open`).
 
 mod actions;
-pub(crate) mod economy;
 mod gifts;
 pub(crate) mod quests;
 mod savage;

@@ -15,16 +15,20 @@
 //! settles it first (the scav still at that version still holds the sold items, which then go); a scav
 //! changed since (a new raid, a new scav) is not sold from twice, since the record names its version.
 
-use super::economy::{self, Buys, Prices};
+use crate::economy::{self, Buys, Prices};
 use crate::mail::mailbox::{self, Letter};
 use crate::notify;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, children, count, item, subtree, write};
 use crate::profile::shape::INDEX;
-use crate::raid::scav;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::{Error, Result, db, store};
 use serde_json::{Value, json};
+
+/// The scav's store key: `raid/scav.rs`'s `key` (named here, since `raid` imports `items`).
+fn scav_key(uid: &str) -> String {
+    format!("scav.{uid}")
+}
 
 /// Fence.
 pub(crate) const FENCE: &str = "579dc571d53a0658a154fbec";
@@ -44,7 +48,7 @@ pub(crate) fn sell_all(doc: &mut Doc, _action: &Value, templates: &mut Templates
     if !doc.get(&[INDEX, "scavSale"])?.is_null() {
         settle_record(&uid, &doc.get(&[INDEX, "scavSale"])?)?;
     }
-    let key = scav::key(&uid);
+    let key = scav_key(&uid);
     let Some(version) = crate::profile::open(&key, templates)? else {
         return Err("this player has no scav".into());
     };
@@ -130,7 +134,7 @@ pub(crate) fn settle(session: &str, uid: &str) {
 
 /// Takes a recorded sale's items from the scav if it is still at the version the sale priced.
 fn settle_record(uid: &str, record: &Value) -> std::result::Result<(), Error> {
-    let key = scav::key(uid);
+    let key = scav_key(uid);
     let Some((_, version)) = store::doc_get::<Value>(&key, "_id")? else { return Ok(()) };
     if record["version"].as_u64() != Some(version) {
         return Ok(());

@@ -19,7 +19,7 @@
 //!
 //! `SellAllFromSavage` (`scav.rs`) sells the player's scav's inventory to Fence.
 
-use super::economy::{self, Buys, Prices};
+use crate::economy::{self, Buys, Prices};
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, count, is_root, item, set_count, subtree, write};
 use crate::templates::{Templates, tpl};

@@ -17,8 +17,8 @@
 //! the trader's `salesSum` grows by the money paid converted into the trader's own currency through
 //! the handbook (a barter: the handbook price of the goods), then SPT's `LevelUp`.
 
-use super::economy::{self, MONEY, Prices};
 use crate::clock;
+use crate::economy::{self, MONEY, Prices};
 use crate::ids;
 use crate::menu::traders::{bought_since, hidden_offers, last_resupply, ties_any};
 use crate::profile::doc::Doc;

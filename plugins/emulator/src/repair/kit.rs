@@ -14,11 +14,9 @@
 //! spends every kit's; here the points are those of all the resource spent.
 
 use super::{is_armor, repairable, restore, wear_bounds};
-use crate::items::economy::is_of;
+use crate::economy::is_of;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused, is_root, item, write};
-use crate::raid::loot::Rng;
-use crate::raid::scav::seed;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
@@ -65,8 +63,7 @@ pub(crate) fn repair(doc: &mut Doc, action: &Value, templates: &mut Templates, c
     }
     let spent: f64 = kits.iter().map(|(_, _, c)| c).sum();
     let points = spent / divisor(doc, &props)?;
-    let mut rng = Rng::new(seed());
-    restore(&mut repaired, points, wear_bounds(&props, true), 1.0, &mut rng);
+    restore(&mut repaired, points, wear_bounds(&props, true), 1.0, super::draw());
     for (id, kit, _) in kits {
         write(doc, templates, &id, Some(kit))?;
         changes.changed(&id);

@@ -21,7 +21,6 @@ pub(crate) mod trader;
 
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Refused, is_root, item};
-use crate::raid::loot::Rng;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
@@ -88,9 +87,16 @@ fn bounds(props: &Value, by_kit: bool) -> (f64, f64) {
     }
 }
 
+/// A uniform draw in [0, 1) from WASI's randomness, for the wear.
+pub(crate) fn draw() -> f64 {
+    use std::hash::BuildHasher;
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// SPT's `UpdateItemDurability`: see the module doc. `wear` is [`wear_bounds`]; `quality` the wear
-/// multiplier (a kit's is 1); `rng` draws the wear.
-pub(crate) fn restore(item: &mut Value, amount: f64, wear: Option<(f64, f64)>, quality: f64, rng: &mut Rng) {
+/// multiplier (a kit's is 1); `draw` (in [0, 1)) places the wear between the bounds.
+pub(crate) fn restore(item: &mut Value, amount: f64, wear: Option<(f64, f64)>, quality: f64, draw: f64) {
     let repairable = &mut item["upd"]["Repairable"];
     let current = repairable["Durability"].as_f64().unwrap_or(0.0);
     let max = repairable["MaxDurability"].as_f64().unwrap_or(0.0);
@@ -100,8 +106,8 @@ pub(crate) fn restore(item: &mut Value, amount: f64, wear: Option<(f64, f64)>, q
         && quality != 0.0
     {
         let (low, high) = (low.min(high), high.max(low));
-        let draw = low + (high - low) * rng.unit();
-        let wear = (draw * max * quality * 100.0).round() / 100.0;
+        let share = low + (high - low) * draw.clamp(0.0, 1.0);
+        let wear = (share * max * quality * 100.0).round() / 100.0;
         new_max = (max - wear.max(0.0)).max(0.0);
         durability = durability.min(new_max);
     }
@@ -119,7 +125,7 @@ mod tests {
     fn a_repair_fills_up_to_the_current_maximum_and_never_raises_it() {
         let mut item =
             json!({"upd": {"Repairable": {"Durability": 40, "MaxDurability": 90}, "FaceShield": {"Hits": 2}}});
-        restore(&mut item, 100.0, Some((0.0, 0.0)), 1.0, &mut Rng::new(1));
+        restore(&mut item, 100.0, Some((0.0, 0.0)), 1.0, 0.5);
         assert_eq!(item["upd"]["Repairable"]["Durability"], 90.0);
         assert_eq!(item["upd"]["Repairable"]["MaxDurability"], 90.0);
         assert_eq!(item["upd"]["FaceShield"]["Hits"], 0);
@@ -129,7 +135,7 @@ mod tests {
     fn the_wear_is_a_draw_between_the_bounds_times_the_old_maximum_and_the_quality() {
         let props = json!({"MinRepairDegradation": 0.1, "MaxRepairDegradation": 0.1});
         let mut item = json!({"upd": {"Repairable": {"Durability": 40, "MaxDurability": 90}}});
-        restore(&mut item, 10.0, Some(bounds(&props, false)), 0.5, &mut Rng::new(7));
+        restore(&mut item, 10.0, Some(bounds(&props, false)), 0.5, 0.25);
         assert_eq!(item["upd"]["Repairable"]["MaxDurability"], 85.5, "90 less 0.1 × 90 × 0.5");
         assert_eq!(item["upd"]["Repairable"]["Durability"], 50.0);
     }

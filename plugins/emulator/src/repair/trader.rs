@@ -13,11 +13,9 @@
 //! wearing by the trader's `repair.quality` (`super::restore`, a trader's degradation bounds).
 
 use super::{missing, repairable, restore, wear_bounds};
-use crate::items::economy::{self, BuyList, MONEY, Prices};
+use crate::economy::{self, BuyList, MONEY, Prices};
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, write};
-use crate::raid::loot::Rng;
-use crate::raid::scav::seed;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
 use serde_json::Value;
@@ -73,9 +71,8 @@ pub(crate) fn repair(doc: &mut Doc, action: &Value, templates: &mut Templates, c
     if price > 0.0 {
         economy::add_sales(doc, tid, price)?;
     }
-    let mut rng = Rng::new(seed());
     for (id, mut item, props, points) in repairs {
-        restore(&mut item, points, wear_bounds(&props, false), quality, &mut rng);
+        restore(&mut item, points, wear_bounds(&props, false), quality, super::draw());
         write(doc, templates, &id, Some(item))?;
         changes.changed(&id);
     }

@@ -1,4 +1,5 @@
-//! A trader's economy, shared by buying, selling, healing and repairing: the trader's currency and
+//! A trader's economy, shared by buying, selling, healing and repairing (a leaf over `profile`: `items`,
+//! `health` and `repair` all read it): the trader's currency and
 //! what the handbook says money and items are worth, what a trader buys, the player's loyalty level
 //! with a trader and its coefficients, SPT's `TraderHelper.LevelUp`, and money given to or taken from
 //! the player's stash.
