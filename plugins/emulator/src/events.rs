@@ -8,7 +8,11 @@
 //! - [`PROFILE_CREATED`] `{session, uid, nickname, side}`: a new PMC (`boot/profiles.rs`);
 //! - [`PROFILE_SELECTED`] `{session, uid}`: a session chose the profile it plays;
 //! - [`ITEMS_MOVED`]: a batch of `items/moving` applied (`items/mod.rs`);
-//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`).
+//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`);
+//! - [`MAIL_SENT`] `{session, uid, dialogId, messageId, type, items}`: a letter arrived in a player's
+//!   mailbox (`mail/mailbox.rs`);
+//! - [`INSURANCE_RETURNED`] `{session, uid, trader, items, messageId}`: insured items lost in a raid came
+//!   back by mail (`insurance/returns.rs`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -21,6 +25,13 @@ pub(crate) const PROFILE_SELECTED: &str = "profile.selected";
 pub(crate) const ITEMS_MOVED: &str = "items.moved";
 /// A trade with a trader went through.
 pub(crate) const TRADE_DONE: &str = "trade.done";
+
+/// A letter arrived in a player's mailbox.
+pub(crate) const MAIL_SENT: &str = "mail.sent";
+/// Insured items came back by mail.
+pub(crate) const INSURANCE_RETURNED: &str = "insurance.returned";
+/// The topics a pending letter may announce when it is delivered (`mail/mailbox.rs`).
+pub(crate) const DELIVERY_TOPICS: [&str; 1] = [INSURANCE_RETURNED];
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {
