@@ -10,6 +10,8 @@ mod emulator;
 mod front;
 mod game_boot;
 mod game_client;
+mod game_insurance;
+mod game_mail;
 mod game_menu;
 mod game_quests;
 mod game_raid;

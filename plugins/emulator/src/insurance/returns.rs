@@ -172,8 +172,10 @@ fn can_be_lost(id: &str, before: &HashMap<String, Value>, equipment: &str, confi
 
 /// What comes back of `items` insured with `tid` (see the module doc).
 fn strip(items: Vec<Value>, tid: &str, config: &Value) -> Vec<Value> {
-    let always: Vec<&str> =
-        config["slotIdsToAlwaysRemove"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let always: Vec<&str> = config["slotIdsToAlwaysRemove"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let mut items: Vec<Value> =
         items.into_iter().filter(|i| !always.contains(&i["slotId"].as_str().unwrap_or_default())).collect();
     let keep = config["returnChancePercent"][tid].as_f64().unwrap_or(DEFAULT_RETURN_CHANCE);
@@ -314,8 +316,10 @@ mod tests {
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
         let config = json!({"blacklistedEquipment": ["ArmBand"]});
-        let lost: Vec<&str> =
-            ["sc", "gold", "key", "vest", "arm"].into_iter().filter(|id| can_be_lost(id, &before, "eq", &config)).collect();
+        let lost: Vec<&str> = ["sc", "gold", "key", "vest", "arm"]
+            .into_iter()
+            .filter(|id| can_be_lost(id, &before, "eq", &config))
+            .collect();
         assert_eq!(lost, ["vest"]);
     }
 }

@@ -141,7 +141,9 @@ pub(super) fn split(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
     }
     let new_id = match action["newItem"].as_str() {
         None => ids::new_id(),
-        Some(fresh) if ids::is_id(fresh) && item(doc, fresh)?.is_none() && !from.items.iter().any(|i| i["_id"] == fresh) => {
+        Some(fresh)
+            if ids::is_id(fresh) && item(doc, fresh)?.is_none() && !from.items.iter().any(|i| i["_id"] == fresh) =>
+        {
             fresh.to_owned()
         }
         Some(taken) => return Err(format!("newItem {taken} is not a fresh 24-hex-digit id").into()),

@@ -156,8 +156,11 @@ fn view(req: &Request) -> Result<Response> {
         .iter()
         .filter(|m| m["hasRewards"] == true && m["rewardCollected"] != true && !mailbox::expired(m, now))
         .count();
-    doc.set(&[MAIL, DIALOGUES, &dialogue, "new"], json!(0))?;
-    doc.set(&[MAIL, DIALOGUES, &dialogue, "attachmentsNew"], json!(waiting))?;
+    // Written only when they change: opening a dialogue again writes nothing.
+    if header["new"] != 0 || header["attachmentsNew"] != waiting {
+        doc.set(&[MAIL, DIALOGUES, &dialogue, "new"], json!(0))?;
+        doc.set(&[MAIL, DIALOGUES, &dialogue, "attachmentsNew"], json!(waiting))?;
+    }
     // SPT's `GetProfilesForMail`: a dialogue's users and then the player; none when it has no users.
     let mut profiles: Vec<Value> = header["Users"].as_array().cloned().unwrap_or_default();
     if !profiles.is_empty() && !profiles.iter().any(|p| p["_id"] == uid.as_str()) {
@@ -256,11 +259,11 @@ fn attachments(req: &Request) -> Result<Response> {
         return Ok(envelope::null());
     }
     let now = clock::now();
-    let active: Vec<Value> = messages(&mut doc, &dialogue, now)?
-        .into_iter()
-        .filter(|m| !mailbox::live_items(m, now).is_empty())
-        .collect();
-    doc.set(&[MAIL, DIALOGUES, &dialogue, "attachmentsNew"], json!(0))?;
+    let active: Vec<Value> =
+        messages(&mut doc, &dialogue, now)?.into_iter().filter(|m| !mailbox::live_items(m, now).is_empty()).collect();
+    if doc.get(&[MAIL, DIALOGUES, &dialogue, "attachmentsNew"])? != 0 {
+        doc.set(&[MAIL, DIALOGUES, &dialogue, "attachmentsNew"], json!(0))?;
+    }
     if let Some(refused) = commit(doc, "mail/dialog/getAllAttachments")? {
         return Ok(refused);
     }

@@ -150,7 +150,8 @@ pub(crate) fn send(doc: &mut Doc, letter: Letter) -> Result<Value, Error> {
 
 /// SPT's `MessagePreview` of a message (`DialogueHelper.GetMessagePreview`).
 pub(crate) fn preview(message: &Value) -> Value {
-    let mut out = json!({ "dt": message["dt"], "type": message["type"], "uid": message["uid"], "text": message["text"] });
+    let mut out =
+        json!({ "dt": message["dt"], "type": message["type"], "uid": message["uid"], "text": message["text"] });
     for member in ["templateId", "systemData"] {
         if !message[member].is_null() {
             out[member] = message[member].clone();
@@ -211,7 +212,13 @@ pub(crate) fn for_client(mut message: Value, now: u64) -> Value {
 
 /// Replaces message `id`'s attachments with `left` (what an item action did not take). A message
 /// left with none is collected (SPT: `rewardCollected`, no longer `hasRewards`).
-pub(crate) fn set_items(doc: &mut Doc, dialogue: &str, id: &str, mut message: Value, left: Vec<Value>) -> Result<(), Error> {
+pub(crate) fn set_items(
+    doc: &mut Doc,
+    dialogue: &str,
+    id: &str,
+    mut message: Value,
+    left: Vec<Value>,
+) -> Result<(), Error> {
     if left.is_empty() {
         message["rewardCollected"] = json!(true);
         message["hasRewards"] = json!(false);

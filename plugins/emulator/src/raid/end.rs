@@ -118,7 +118,16 @@ pub(super) fn end(req: &Request) -> Result<Response> {
         store::delete(&record_key(&uid))?;
         return Ok(refuse("this raid has already ended"));
     }
-    let raid = Raid { uid: &uid, key: &key, version, record: &record, body: &body, exit, scav: scav_raid, session: req.session() };
+    let raid = Raid {
+        uid: &uid,
+        key: &key,
+        version,
+        record: &record,
+        body: &body,
+        exit,
+        scav: scav_raid,
+        session: req.session(),
+    };
     match apply(&mut doc, &mut templates, &raid) {
         Ok(Ended::Staged) => match doc.commit() {
             Ok(_) => {}
