@@ -18,6 +18,7 @@
 #![recursion_limit = "256"]
 
 mod boot;
+mod mail;
 mod menu;
 mod raid;
 pub mod spt;
@@ -196,6 +197,7 @@ pub fn database(items: u64) -> Value {
         menu::add(db);
         raid::add(db);
         trade::add(db);
+        mail::add(db);
     }
     db
 }

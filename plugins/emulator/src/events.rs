@@ -13,6 +13,10 @@
 //!   the scav's loot sold to Fence (`items/savage.rs`, no `items`);
 //! - [`HEALTH_HEALED`] `{session, uid, action}`: an `Eat`, `Heal` or `RestoreHealth` applied (`health/`);
 //! - [`ITEM_REPAIRED`] `{session, uid, action}`: a `Repair` or `TraderRepair` applied (`repair/`).
+//! - [`MAIL_SENT`] `{session, uid, dialogId, messageId, type, items}`: a letter arrived in a player's
+//!   mailbox (`mail/mailbox.rs`);
+//! - [`INSURANCE_RETURNED`] `{session, uid, trader, items, messageId}`: insured items lost in a raid came
+//!   back by mail (`insurance/returns.rs`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -31,6 +35,13 @@ pub(crate) const TRADE_SOLD: &str = "trade.sold";
 pub(crate) const HEALTH_HEALED: &str = "health.healed";
 /// An item was repaired, with a kit or by a trader.
 pub(crate) const ITEM_REPAIRED: &str = "item.repaired";
+
+/// A letter arrived in a player's mailbox.
+pub(crate) const MAIL_SENT: &str = "mail.sent";
+/// Insured items came back by mail.
+pub(crate) const INSURANCE_RETURNED: &str = "insurance.returned";
+/// The topics a pending letter may announce when it is delivered (`mail/mailbox.rs`).
+pub(crate) const DELIVERY_TOPICS: [&str; 1] = [INSURANCE_RETURNED];
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {

@@ -200,15 +200,20 @@ async fn quests_assort_and_repeatables_follow_the_profile() {
         profile["TradersInfo"] = json!({TRADER: {"loyaltyLevel": 2, "standing": 0.2, "salesSum": 0}});
         profile["TraderPurchases"] = json!({TRADER: {OPEN: {"count": 3, "purchaseTimestamp": 1}}});
         profile["Achievements"] = json!({record(500): 1_700_000_000});
+        // The mailbox is in the profile (`mail/mailbox.rs`): a dialogue's header with its newest message.
+        profile["_mail"] = json!({
+            "dialogues": {TRADER: {"_id": TRADER, "type": 2, "new": 1, "pinned": false, "attachmentsNew": 0,
+                                   "last": {"dt": 2, "type": 2, "uid": TRADER, "text": "newest", "templateId": "t"}}},
+            "messages": {TRADER: {
+                "m1": {"_id": "m1", "uid": TRADER, "type": 2, "dt": 1, "text": "first"},
+                "m2": {"_id": "m2", "uid": TRADER, "type": 2, "dt": 2, "text": "newest", "templateId": "t"},
+            }},
+        });
         set(&key, &profile);
         set(&format!("userdata.{usec}"), &json!({
             "friends": [bear],
             "customisationUnlocks": [{"id": "suit0000000000000000000a", "source": "unlockedInGame", "type": "suite"}],
             "userbuilds": {"weaponBuilds": [{"Id": "w1", "Name": "Mine", "Root": "r", "Items": []}]},
-            "dialogues": {TRADER: {"_id": TRADER, "type": 2, "new": 1, "pinned": false, "messages": [
-                {"_id": "m1", "uid": TRADER, "type": 2, "dt": 1, "text": "first"},
-                {"_id": "m2", "uid": TRADER, "type": 2, "dt": 2, "text": "newest", "templateId": "t"},
-            ]}},
         }));
     })
     .await;

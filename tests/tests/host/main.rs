@@ -11,6 +11,8 @@ mod front;
 mod game_boot;
 mod game_client;
 mod game_health;
+mod game_insurance;
+mod game_mail;
 mod game_menu;
 mod game_quests;
 mod game_raid;

@@ -388,7 +388,7 @@ async fn the_game_answers_the_notifier_channel_and_pushes_a_message_when_a_gift_
     assert_eq!(reply.json()["err"], 0, "{}", reply.text());
     let note: Value = serde_json::from_str(&next_text(&mut ws).await).unwrap();
     assert_eq!(note["type"], "new_message", "{note}");
-    assert_eq!(note["message"]["type"], 13, "a system message: {note}");
+    assert_eq!(note["message"]["type"], 7, "SPT's SYSTEM_MESSAGE: {note}");
     assert!(note["message"]["text"].as_str().unwrap().contains("5449016a4bdc2d6f028b456f"), "{note}");
     assert_eq!(note["eventId"], note["message"]["_id"]);
     server.stop().await.unwrap();

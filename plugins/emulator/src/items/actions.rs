@@ -53,6 +53,9 @@ fn upd(item: &mut Value) -> &mut Value {
 
 /// `Move {item, to: {id, container, location}}`.
 pub(crate) fn move_item(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    if super::from_mail::named(action) {
+        return super::from_mail::move_item(doc, action, templates, changes);
+    }
     let (id, mut moved) = owned(doc, action, "item")?;
     check_place(doc, templates, Some(&id), tpl(&moved), &action["to"])?;
     put(&mut moved, &action["to"]);
@@ -64,6 +67,9 @@ pub(crate) fn move_item(doc: &mut Doc, action: &Value, templates: &mut Templates
 /// `Split {splitItem, newItem, container: {id, container, location}, count}`: `count` units of a stack
 /// become a new stack (id `newItem` when the client chose a fresh one) at the destination.
 pub(crate) fn split(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    if super::from_mail::named(action) {
+        return super::from_mail::split(doc, action, templates, changes);
+    }
     let (id, mut source) = owned(doc, action, "splitItem")?;
     let moved = units(action, "count")?;
     let have = count(&source);
@@ -145,6 +151,9 @@ fn shift(
 
 /// `Merge {item, with}`: the whole of stack `item` joins stack `with`.
 pub(crate) fn merge(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    if super::from_mail::named(action) {
+        return super::from_mail::merge(doc, action, templates, changes);
+    }
     let pair = stacks(doc, action)?;
     let moved = count(&pair.0.1);
     shift(doc, pair, moved, templates, changes)
@@ -152,6 +161,9 @@ pub(crate) fn merge(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
 
 /// `Transfer {item, with, count}`: `count` units of stack `item` join stack `with`.
 pub(crate) fn transfer(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    if super::from_mail::named(action) {
+        return super::from_mail::transfer(doc, action, templates, changes);
+    }
     let pair = stacks(doc, action)?;
     shift(doc, pair, units(action, "count")?, templates, changes)
 }
@@ -159,6 +171,9 @@ pub(crate) fn transfer(doc: &mut Doc, action: &Value, templates: &mut Templates,
 /// `Remove {item}`: the item and everything inside it (the contents first, so each container's
 /// children map is empty, and goes, when the container does).
 pub(crate) fn remove(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    if super::from_mail::named(action) {
+        return super::from_mail::remove(doc, action, templates, changes);
+    }
     let (id, _) = owned(doc, action, "item")?;
     let gone = subtree(doc, &id)?;
     for removed in gone.iter().rev() {

@@ -5,10 +5,10 @@
 //! the host holds that session's lock while it runs (the request's own, or the one `call-for-session`
 //! took), so it never races the player's own requests. It places like a purchase does (first fit in
 //! the stash grid, stacks up to the template's stack size) and writes once, compare-and-set on the
-//! profile's version.
+//! profile's version, with a system letter saying what arrived (`mail/letters.rs`) in the same patch.
 
 use crate::ids;
-use crate::notify;
+use crate::mail::{letters, mailbox};
 use crate::profile;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Grid, write};
@@ -78,7 +78,8 @@ pub(crate) fn give_item(call: &Invocation) -> Result<Value> {
         ids.push(id);
         left -= units;
     }
+    let message = mailbox::send(&mut doc, letters::gift(&gift.tpl, gift.count))?;
     doc.commit()?;
-    notify::gift(session, &gift.tpl, gift.count);
+    mailbox::announce(Some(session), &uid, &message);
     Ok(json!({ "ids": ids }))
 }

@@ -18,6 +18,7 @@
 //! to the stored shape first, once (`profile::open`).
 
 mod actions;
+mod from_mail;
 mod gifts;
 pub(crate) mod quests;
 mod savage;
@@ -26,7 +27,7 @@ mod trading;
 
 use crate::events;
 use crate::input;
-use crate::notify;
+use crate::mail::{letters, mailbox};
 use crate::profile;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused};
@@ -69,6 +70,7 @@ fn action(name: &str) -> Option<Action> {
         "RestoreHealth" => crate::health::treat::restore,
         "Repair" => crate::repair::kit::repair,
         "TraderRepair" => crate::repair::trader::repair,
+        "Insure" => crate::insurance::insure::insure,
         _ => return None,
     })
 }
@@ -119,6 +121,15 @@ fn moving(req: &Request) -> Result<Response> {
             }
             Err(Refused::Store(Error::Conflict(_))) => return Ok(conflict()),
             Err(Refused::Store(other)) => return Err(other),
+        }
+    }
+    // Each purchase is told of by the trader's letter, in the batch's patch (`mail/letters.rs`).
+    let mut told = Vec::new();
+    for bought in applied.iter().filter(|a| a["Action"] == "TradingConfirm" && a["type"] == "buy_from_trader") {
+        match mailbox::send(&mut doc, letters::purchase(bought["tid"].as_str().unwrap_or_default())) {
+            Ok(message) => told.push(message),
+            Err(Error::Conflict(_)) => return Ok(conflict()),
+            Err(other) => return Err(other),
         }
     }
     // The answer is read before the commit: afterwards the document is at a newer version. Its members
@@ -175,6 +186,9 @@ fn moving(req: &Request) -> Result<Response> {
         Err(other) => return Err(other),
     }
     announce(req.session().unwrap_or_default(), &uid, &applied);
+    for message in &told {
+        mailbox::announce(req.session(), &uid, message);
+    }
     Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
 }
 
@@ -212,10 +226,5 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
         let done =
             json!({ "session": session, "uid": uid, "trader": trade["tid"], "action": trade["type"], "items": items });
         events::announce(events::TRADE_DONE, &done);
-        if trade["type"] == "buy_from_trader"
-            && let Some(trader) = trade["tid"].as_str()
-        {
-            notify::trade(session, trader);
-        }
     }
 }

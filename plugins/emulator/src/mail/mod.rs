@@ -1,40 +1,54 @@
 //! Friends, mail and chat (SPT's `DialogStaticRouter` → `DialogueCallbacks` → `DialogueController`):
-//! the friend list (the chat bots the config enables, then the player's friends), the mail's dialogue
-//! list and the local chat server.
+//! the friend list (the chat bots the config enables, then the player's friends), the local chat
+//! server, and the mail:
 //!
-//! Per player: `userdata.<uid>.dialogues` (by dialogue id, SPT's `Dialogue`) and `.friends` (profile
-//! ids), read by member ([`profile::userdata`]). The dialogue routes to come (`/client/mail/dialog/*`:
-//! view, info, read, pin, remove, attachments; `/client/mail/msg/send`) belong here, and a message the
-//! game sends (an insurance return, a quest reward) is written through this module.
+//! - `mailbox.rs`: the mailbox in the profile document (dialogues, messages, attachments, letters
+//!   that arrive later), what every letter the game writes goes through;
+//! - `dialogs.rs`: the `/client/mail/dialog/*` routes (list, view, info, read, pin, remove, clear,
+//!   attachments) and SPT's group-mail routes, answered as SPT answers a solo player;
+//! - `chat.rs`: `/client/mail/msg/send`, the player writing to a chat bot or a trader;
+//! - `letters.rs`: the letters the game writes for a gift and a purchase;
+//! - `delivery.rs`: pending letters delivered by the host's timer or when the mail is next read;
+//! - `provided.rs`: `send-mail`, the function other mods call.
+//!
+//! Per player: `userdata.<uid>.friends` (profile ids), read by member ([`profile::userdata`]); the mail
+//! is in the profile itself (`mailbox.rs`).
 
-// Used by insurance, the flea market and the mail routes as they land (issue 30).
-#[expect(dead_code, reason = "used as the mail lands (issue 30)")]
+mod chat;
+mod delivery;
+mod dialogs;
+pub(crate) mod letters;
 pub(crate) mod mailbox;
+mod provided;
 
 use crate::clock;
 use crate::ids::{is_id, new_id};
 use crate::input;
-use crate::profile::{doc_read, player, userdata};
-use modhost_sdk::{Request, Response, Result, Router, db, envelope};
+use crate::profile::doc::Doc;
+use crate::profile::{self, doc_read, player, userdata};
+use crate::templates::Templates;
+use modhost_sdk::{Error, Request, Response, Result, Router, db, envelope};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 /// The largest body a dialogue route reads: the client sends `{}` or a few small members.
 const MAX_BODY: usize = 4 << 10;
 
-/// Adds the friend, mail and chat routes to `router`.
+/// Adds the friend, mail and chat routes, the delivery timer and `send-mail` to `router`.
 pub(crate) fn routes(router: Router) -> Router {
-    router
+    let router = router
         .route("/client/friend/list", friends)
         .route("/client/friend/request/list/inbox", |_| Ok(envelope::ok_json("[]")))
         .route("/client/friend/request/list/outbox", |_| Ok(envelope::ok_json("[]")))
-        .route("/client/mail/dialog/list", mail_dialogs)
         .route("/client/chatServer/list", chat_servers)
+        .route("/client/mail/msg/send", chat::send)
+        .on_timer(mailbox::DELIVERY_TIMER, delivery::fired)
+        .provide_json("send-mail", provided::send_mail);
+    dialogs::routes(router)
 }
 
-/// The most friends and dialogues a list answers.
+/// The most friends a list answers.
 const MAX_FRIENDS: usize = 1000;
-const MAX_DIALOGUES: usize = 1000;
 
 /// `/client/friend/list`: the enabled chat bots (`configs.core.features.chatbotFeatures`), then the
 /// player's friends (`userdata.<uid>.friends`) that still have a profile, as `UserDialogInfo`.
@@ -52,7 +66,7 @@ fn friends(req: &Request) -> Result<Response> {
 }
 
 /// What a chat member shows of a profile's `Info` (SPT's `UserDialogDetails`).
-fn dialog_details(info: &Value) -> Value {
+pub(super) fn dialog_details(info: &Value) -> Value {
     json!({
         "Nickname": info["Nickname"], "Side": info["Side"], "Level": info["Level"],
         "MemberCategory": info.get("MemberCategory").cloned().unwrap_or(json!(0)),
@@ -62,7 +76,7 @@ fn dialog_details(info: &Value) -> Value {
 
 /// SPT's chat bots that the config enables: the SPT friend and Commando, as their `GetChatBot` shows
 /// them (developer members of level 1).
-fn chat_bots() -> Vec<Value> {
+pub(super) fn chat_bots() -> Vec<Value> {
     #[derive(Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
     struct Features {
@@ -91,38 +105,6 @@ fn chat_bots() -> Vec<Value> {
     bots
 }
 
-/// `/client/mail/dialog/list`: one `DialogueInfo` per dialogue in `userdata.<uid>.dialogues`, with its
-/// newest message as the preview.
-fn mail_dialogs(req: &Request) -> Result<Response> {
-    input::object_or_empty(req, "mail/dialog/list", MAX_BODY)?;
-    let uid = match player(req, "the mail list")? {
-        Ok(uid) => uid,
-        Err(answer) => return Ok(answer),
-    };
-    let dialogues: Map<String, Value> = userdata(&uid, "dialogues")?.unwrap_or_default();
-    const NPC_TRADER: u32 = 1;
-    let list: Vec<Value> = dialogues
-        .iter()
-        .take(MAX_DIALOGUES)
-        .map(|(id, dialogue)| {
-            let preview = dialogue["messages"].as_array().and_then(|m| m.last()).map(|m| {
-                json!({"dt": m["dt"], "type": m["type"], "templateId": m["templateId"], "uid": m["uid"],
-                       "text": m["text"], "systemData": m["systemData"]})
-            });
-            json!({
-                "_id": id,
-                "type": dialogue.get("type").cloned().unwrap_or(json!(NPC_TRADER)),
-                "message": preview,
-                "new": dialogue.get("new").cloned().unwrap_or(json!(0)),
-                "attachmentsNew": dialogue.get("attachmentsNew").cloned().unwrap_or(json!(0)),
-                "pinned": dialogue.get("pinned").cloned().unwrap_or(json!(false)),
-                "Users": dialogue.get("Users").cloned().unwrap_or(Value::Null),
-            })
-        })
-        .collect();
-    Ok(envelope::ok(&list))
-}
-
 /// `/client/chatServer/list`: SPT's one local chat server.
 fn chat_servers(req: &Request) -> Result<Response> {
     input::object_or_empty(req, "chatServer/list", MAX_BODY)?;
@@ -131,4 +113,25 @@ fn chat_servers(req: &Request) -> Result<Response> {
         "Regions": ["EUR"], "VersionId": "bgkidft87ddd", "Ip": "", "Port": 0,
         "Chats": [{"_id": "0", "Members": 0}],
     }])))
+}
+
+/// The session's profile, opened for a mail route: its uid and the document at its version; or the
+/// answer when the session plays none (`what` names the route).
+pub(super) fn open(req: &Request, what: &str) -> Result<std::result::Result<(String, Doc), Response>> {
+    let uid = match player(req, what)? {
+        Ok(uid) => uid,
+        Err(answer) => return Ok(Err(answer)),
+    };
+    let key = format!("profile.{uid}");
+    match profile::open(&key, &mut Templates::default()) {
+        Ok(Some(version)) => Ok(Ok((uid, Doc::at(&key, version)))),
+        Ok(None) => Ok(Err(envelope::error(1, "the session's profile does not exist"))),
+        Err(Error::Conflict(_)) => Ok(Err(conflict(what))),
+        Err(other) => Err(other),
+    }
+}
+
+/// What a mail route that met another writer answers.
+pub(super) fn conflict(what: &str) -> Response {
+    envelope::error(1, &format!("{what}: another request changed this profile; nothing was applied"))
 }

@@ -118,7 +118,16 @@ pub(super) fn end(req: &Request) -> Result<Response> {
         store::delete(&record_key(&uid))?;
         return Ok(refuse("this raid has already ended"));
     }
-    let raid = Raid { uid: &uid, key: &key, version, record: &record, body: &body, exit, scav: scav_raid };
+    let raid = Raid {
+        uid: &uid,
+        key: &key,
+        version,
+        record: &record,
+        body: &body,
+        exit,
+        scav: scav_raid,
+        session: req.session(),
+    };
     match apply(&mut doc, &mut templates, &raid) {
         Ok(Ended::Staged) => match doc.commit() {
             Ok(_) => {}
@@ -151,6 +160,8 @@ struct Raid<'a> {
     body: &'a EndRequest,
     exit: Exit,
     scav: bool,
+    /// The session ending it (the insurance return's timer runs under its lock).
+    session: Option<&'a str>,
 }
 
 /// What applying a raid's end came to (a refusal is the `Err`, [`Refused`]).
@@ -207,6 +218,7 @@ fn apply(doc: &mut Doc, templates: &mut Templates, raid: &Raid) -> std::result::
         return replace_dead_scav(doc, raid, xp, marker);
     }
     let kept_ids = replace_items(doc, templates, raid.exit, &roots, &items, &came_in)?;
+    crate::insurance::returns::lost(doc, raid.session, raid.record, &came_in.before, &kept_ids)?;
     stage_player(doc, templates, raid, xp, &roots, &items, &kept_ids)?;
     doc.set(&[INDEX, "raid"], marker)?;
     Ok(Ended::Staged)
