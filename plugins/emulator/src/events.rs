@@ -8,7 +8,9 @@
 //! - [`PROFILE_CREATED`] `{session, uid, nickname, side}`: a new PMC (`boot/profiles.rs`);
 //! - [`PROFILE_SELECTED`] `{session, uid}`: a session chose the profile it plays;
 //! - [`ITEMS_MOVED`]: a batch of `items/moving` applied (`items/mod.rs`);
-//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`).
+//! - [`TRADE_DONE`]: a purchase from a trader (`items/trading.rs`);
+//! - [`FLEA_BOUGHT`] `{session, uid, action}`, [`FLEA_LISTED`] `{session, uid, action}` and
+//!   [`FLEA_SOLD`] `{uid, offer, count, tpl}`: the flea market (`ragfair/`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -21,6 +23,12 @@ pub(crate) const PROFILE_SELECTED: &str = "profile.selected";
 pub(crate) const ITEMS_MOVED: &str = "items.moved";
 /// A trade with a trader went through.
 pub(crate) const TRADE_DONE: &str = "trade.done";
+/// A flea offer was bought (`ragfair/buy.rs`).
+pub(crate) const FLEA_BOUGHT: &str = "flea.bought";
+/// A player's flea offer sold, its money sent by mail (`ragfair/selling.rs`).
+pub(crate) const FLEA_SOLD: &str = "flea.sold";
+/// A player listed an offer on the flea (`ragfair/player.rs`).
+pub(crate) const FLEA_LISTED: &str = "flea.listed";
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {

@@ -56,7 +56,6 @@ fn send(session: &str, notification: &Value) {
     }
 }
 
-#[expect(dead_code, reason = "used as the mail lands (issue 30)")]
 /// A letter arrived in `session`'s mailbox (`mail::mailbox::send`'s answer, after the commit).
 pub(crate) fn message(session: &str, message: &Value) {
     let notification = json!({

@@ -61,6 +61,10 @@ fn action(name: &str) -> Option<Action> {
         "QuestAccept" => quests::accept,
         "QuestHandover" => quests::handover,
         "QuestComplete" => quests::complete,
+        "RagFairBuyOffer" => crate::ragfair::buy,
+        "RagFairAddOffer" => crate::ragfair::add_offer,
+        "RagFairRemoveOffer" => crate::ragfair::remove_offer,
+        "RagFairRenewOffer" => crate::ragfair::renew_offer,
         _ => return None,
     })
 }
@@ -167,6 +171,7 @@ fn moving(req: &Request) -> Result<Response> {
         Err(other) => return Err(other),
     }
     announce(req.session().unwrap_or_default(), &uid, &applied);
+    crate::ragfair::committed(req.session().unwrap_or_default(), &uid, &applied);
     Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
 }
 

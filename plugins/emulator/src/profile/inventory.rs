@@ -325,7 +325,6 @@ impl Changes {
         }
     }
 
-    #[expect(dead_code, reason = "used as the new actions land (issue 30)")]
     /// Makes `member` of the answer's `profileChanges.<uid>` `value`.
     pub(crate) fn answer(&mut self, member: &str, value: Value) {
         self.answers.insert(member.to_owned(), value);
