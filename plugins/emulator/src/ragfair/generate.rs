@@ -98,12 +98,15 @@ fn traders(now: u64, budget: usize) -> Result<usize> {
         let assort: Value = db::get(&db::path(&["traders", &tid, "assort"])).unwrap_or_default();
         let Some(items) = assort["items"].as_array() else { continue };
         let nickname = db::get::<String>(&db::path(&["traders", &tid, "base", "nickname"])).unwrap_or_default();
+        // An offer a quest unlocks is not on the flea (SPT shows it locked; buying it is the trader's).
+        let quest_locked: Value = db::get(&db::path(&["traders", &tid, "questassort"])).unwrap_or_default();
+        let locked = |id: &str| quest_locked.as_object().into_iter().flatten().any(|(_, by)| by.get(id).is_some());
         for root in items.iter().filter(|i| i["parentId"] == "hideout") {
             if added >= budget {
                 return Ok(added);
             }
             let Some(id) = root["_id"].as_str().filter(|id| ids::is_id(id)) else { continue };
-            if offers::get(id)?.is_some() {
+            if locked(id) || offers::get(id)?.is_some() {
                 continue;
             }
             let Some(scheme) = assort["barter_scheme"][id][0].as_array() else { continue };
@@ -207,6 +210,8 @@ fn simulated_offer(rules: &Rules, templates: &mut Templates, rng: &mut Rng, tpl:
     // SPT's currency mix: mostly roubles, some dollars and euros.
     let roll = rng.range(1, 100);
     let money = if roll <= 78 { ROUBLES } else if roll <= 92 { DOLLARS } else { EUROS };
+    // A db without the foreign money (a generated one) prices everything in roubles.
+    let money = if templates.props(money).is_some() { money } else { ROUBLES };
     let rate = rules::price(money).max(1.0);
     let count = (rub / rate).ceil().max(1.0);
     let life = rng.range(rules.generated_life.0, rules.generated_life.1.max(rules.generated_life.0));
