@@ -10,6 +10,7 @@ mod emulator;
 mod front;
 mod game_boot;
 mod game_client;
+mod game_flea;
 mod game_menu;
 mod game_quests;
 mod game_raid;

@@ -3,7 +3,7 @@
 //!
 //! Each offer bought is checked whole before anything changes: it exists and has not ended, it has
 //! the units asked (all of them for a pack), it is not the buyer's own, a trader's offer is open to
-//! the buyer's loyalty level; every stack named as payment is the buyer's, not a root, of a template
+//! the buyer's loyalty level and per-player limit (`buyRestrictionMax`); every stack named as payment is the buyer's, not a root, of a template
 //! the offer asks, and together they cover the requirements times the units; the goods fit the stash
 //! (first fit, stacks up to the template's size). Then the offer's quantity is taken in the store
 //! (compare-and-set on the offer's version: two buyers never get the same unit), and the payment and
@@ -65,12 +65,24 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
         }
         return Err(format!("offer {id} is another player's: it sells to the market's buyers").into());
     }
-    if is_trader(&offer) {
-        let trader = offer["user"]["id"].as_str().unwrap_or_default();
+    // A trader's offer keeps the trader's rules: the loyalty level, and the per-player limit counted
+    // where `TradingConfirm` counts it (`TraderPurchases.<tid>.<offer>.count`).
+    let trader = is_trader(&offer).then(|| offer["user"]["id"].as_str().unwrap_or_default().to_owned());
+    let mut bought = 0;
+    if let Some(trader) = &trader {
         let needed = offer["loyaltyLevel"].as_u64().unwrap_or(1);
         let level = doc.get(&["TradersInfo", trader, "loyaltyLevel"])?.as_u64().unwrap_or(1);
         if level < needed {
             return Err(format!("offer {id} needs loyalty level {needed} with trader {trader}; this player has {level}").into());
+        }
+        bought = doc.get(&["TraderPurchases", trader, id, "count"])?.as_u64().unwrap_or(0);
+        if let Some(max) = offer["buyRestrictionMax"].as_u64()
+            && bought + wanted > max
+        {
+            return Err(format!("offer {id} sells {max} to a player; this one bought {bought}").into());
+        }
+        if !doc.object_or_absent(&["TraderPurchases"])? || !doc.object_or_absent(&["TraderPurchases", trader])? {
+            return Err("the profile's `TraderPurchases` is malformed".into());
         }
     }
     let times = if one_piece { 1 } else { wanted };
@@ -90,6 +102,9 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
         Err(other) => return Err(other.into()),
     }
     pay(doc, templates, changes, payment, &price)?;
+    if let Some(trader) = &trader {
+        doc.set(&["TraderPurchases", trader, id], json!({ "count": bought + wanted, "purchaseTimestamp": now }))?;
+    }
     let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
     let root = items.iter().find(|i| i["_id"] == offer["root"]).cloned().unwrap_or_default();
     for (place, units) in places {
