@@ -193,8 +193,10 @@ fn barter_parts(offer: &Value) -> Vec<&str> {
 }
 
 /// The handbook category a template is listed under: the handbook's own entry when the db names one
-/// in `templates.handbook.Items`, else the template's parent. Read once per template ever listed.
+/// in `templates.handbook.Items`, else the template's parent. The handbook is read once per instance
+/// (a refresh lists many templates at once).
 fn handbook_parent(tpl: &str) -> String {
+    static PARENTS: std::sync::OnceLock<std::collections::HashMap<String, String>> = std::sync::OnceLock::new();
     #[derive(Deserialize)]
     struct Item {
         #[serde(rename = "Id")]
@@ -202,8 +204,11 @@ fn handbook_parent(tpl: &str) -> String {
         #[serde(rename = "ParentId", default)]
         parent: String,
     }
-    let items: Vec<Item> = db::get("templates.handbook.Items").unwrap_or_default();
-    items.into_iter().find(|i| i.id == tpl).map(|i| i.parent).unwrap_or_else(|| parent(tpl))
+    let parents = PARENTS.get_or_init(|| {
+        let items: Vec<Item> = db::get("templates.handbook.Items").unwrap_or_default();
+        items.into_iter().take(crate::templates::MAX_PRICES).map(|i| (i.id, i.parent)).collect()
+    });
+    parents.get(tpl).cloned().unwrap_or_else(|| parent(tpl))
 }
 
 /// Only the quantity (and its entry) of an offer, after a purchase or a sale.
