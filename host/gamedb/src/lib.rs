@@ -19,6 +19,7 @@
 
 mod boot;
 mod mail;
+pub mod flea;
 mod menu;
 mod raid;
 pub mod spt;
@@ -198,6 +199,7 @@ pub fn database(items: u64) -> Value {
         raid::add(db);
         trade::add(db);
         mail::add(db);
+        flea::add(db);
     }
     db
 }

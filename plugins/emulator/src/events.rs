@@ -17,6 +17,8 @@
 //!   mailbox (`mail/mailbox.rs`);
 //! - [`INSURANCE_RETURNED`] `{session, uid, trader, items, messageId}`: insured items lost in a raid came
 //!   back by mail (`insurance/returns.rs`).
+//! - [`FLEA_BOUGHT`] `{session, uid, action}`, [`FLEA_LISTED`] `{session, uid, action}` and
+//!   [`FLEA_SOLD`] `{uid, offer, count, tpl}`: the flea market (`ragfair/`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -42,6 +44,12 @@ pub(crate) const MAIL_SENT: &str = "mail.sent";
 pub(crate) const INSURANCE_RETURNED: &str = "insurance.returned";
 /// The topics a pending letter may announce when it is delivered (`mail/mailbox.rs`).
 pub(crate) const DELIVERY_TOPICS: [&str; 1] = [INSURANCE_RETURNED];
+/// A flea offer was bought (`ragfair/buy.rs`).
+pub(crate) const FLEA_BOUGHT: &str = "flea.bought";
+/// A player's flea offer sold, its money sent by mail (`ragfair/selling.rs`).
+pub(crate) const FLEA_SOLD: &str = "flea.sold";
+/// A player listed an offer on the flea (`ragfair/player.rs`).
+pub(crate) const FLEA_LISTED: &str = "flea.listed";
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {

@@ -13,6 +13,7 @@ mod game_client;
 mod game_health;
 mod game_insurance;
 mod game_mail;
+mod game_flea;
 mod game_menu;
 mod game_quests;
 mod game_raid;

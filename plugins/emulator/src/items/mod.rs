@@ -71,6 +71,10 @@ fn action(name: &str) -> Option<Action> {
         "Repair" => crate::repair::kit::repair,
         "TraderRepair" => crate::repair::trader::repair,
         "Insure" => crate::insurance::insure::insure,
+        "RagFairBuyOffer" => crate::ragfair::buy,
+        "RagFairAddOffer" => crate::ragfair::add_offer,
+        "RagFairRemoveOffer" => crate::ragfair::remove_offer,
+        "RagFairRenewOffer" => crate::ragfair::renew_offer,
         _ => return None,
     })
 }
@@ -189,6 +193,7 @@ fn moving(req: &Request) -> Result<Response> {
     for message in &told {
         mailbox::announce(req.session(), &uid, message);
     }
+    crate::ragfair::committed(req.session().unwrap_or_default(), &uid, &applied);
     Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
 }
 

@@ -116,6 +116,7 @@ pub(crate) fn spt(mut profile: Value) -> Value {
         members.shift_remove(INDEX);
         members.shift_remove(crate::mail::mailbox::MAIL);
     }
+    crate::ragfair::player::for_client(&mut profile);
     if profile["Inventory"]["items"].is_object() {
         let Value::Object(items) = profile["Inventory"]["items"].take() else { unreachable!("checked an object") };
         profile["Inventory"]["items"] = Value::Array(items.into_iter().map(|(_, item)| item).collect());
