@@ -18,6 +18,7 @@
 #![recursion_limit = "256"]
 
 mod boot;
+pub mod inventory;
 mod menu;
 mod raid;
 pub mod spt;
@@ -194,6 +195,7 @@ pub fn database(items: u64) -> Value {
         boot::add(db);
         menu::add(db);
         raid::add(db);
+        inventory::add(db);
     }
     db
 }

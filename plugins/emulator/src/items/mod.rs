@@ -18,9 +18,17 @@
 //! to the stored shape first, once (`profile::open`).
 
 mod actions;
+pub(crate) mod customization;
+mod examine;
 mod gifts;
+mod loot;
+mod maps;
+mod marks;
+mod notes;
 pub(crate) mod quests;
+mod rewards;
 mod trading;
+mod wishlist;
 
 use crate::events;
 use crate::input;
@@ -61,6 +69,29 @@ fn action(name: &str) -> Option<Action> {
         "QuestAccept" => quests::accept,
         "QuestHandover" => quests::handover,
         "QuestComplete" => quests::complete,
+        "Swap" => actions::swap,
+        "ApplyInventoryChanges" => actions::apply_changes,
+        "Bind" => marks::bind,
+        "Unbind" => marks::unbind,
+        "SetFavoriteItems" => marks::favorites,
+        "PinLock" => marks::pin_lock,
+        "Examine" => examine::examine,
+        "ReadEncyclopedia" => examine::read_encyclopedia,
+        "CreateMapMarker" => maps::create,
+        "EditMapMarker" => maps::edit,
+        "DeleteMapMarker" => maps::delete,
+        "OpenRandomLootContainer" => loot::open,
+        "RedeemProfileReward" => rewards::redeem,
+        "QuestFail" => quests::fail,
+        "RepeatableQuestChange" => quests::change_repeatable,
+        "AddNote" => notes::add,
+        "EditNote" => notes::edit,
+        "DeleteNote" => notes::delete,
+        "AddToWishList" => wishlist::add,
+        "RemoveFromWishList" => wishlist::remove,
+        "ChangeWishlistItemCategory" => wishlist::recategorise,
+        "CustomizationBuy" => customization::buy,
+        "CustomizationSet" => customization::set,
         _ => return None,
     })
 }

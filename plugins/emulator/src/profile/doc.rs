@@ -42,7 +42,6 @@ impl Doc {
         Doc { key: key.to_owned(), version, stored: HashMap::new(), patch: Value::Object(Map::new()) }
     }
 
-    #[expect(dead_code, reason = "used as the mail lands (issue 30)")]
     /// The store key of the document (`profile.<uid>`).
     pub(crate) fn key(&self) -> &str {
         &self.key

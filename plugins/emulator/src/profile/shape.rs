@@ -115,6 +115,7 @@ pub(crate) fn spt(mut profile: Value) -> Value {
     if let Some(members) = profile.as_object_mut() {
         members.shift_remove(INDEX);
         members.shift_remove(crate::mail::mailbox::MAIL);
+        members.shift_remove(crate::items::customization::UNLOCKS);
     }
     if profile["Inventory"]["items"].is_object() {
         let Value::Object(items) = profile["Inventory"]["items"].take() else { unreachable!("checked an object") };
