@@ -59,7 +59,8 @@ pub(crate) fn examine(doc: &mut Doc, action: &Value, templates: &mut Templates, 
     doc.set(&["Encyclopedia", &template], json!(false))?;
     if reward > 0.0 {
         let xp = doc.get(&["Info", "Experience"])?.as_f64().unwrap_or(0.0) + reward;
-        doc.set(&["Info", "Experience"], json!(xp.floor()))?;
+        // Experience is a whole number in SPT's profile.
+        doc.set(&["Info", "Experience"], json!(xp.floor() as i64))?;
         if let Some(level) = progression::level_for(xp) {
             doc.set(&["Info", "Level"], level)?;
         }

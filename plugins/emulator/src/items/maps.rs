@@ -105,3 +105,19 @@ pub(crate) fn delete(doc: &mut Doc, action: &Value, templates: &mut Templates, c
     markers.remove(found);
     save(doc, templates, changes, (id, map), markers)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_is_cleaned_as_spt_cleans_it_and_bounded() {
+        let cleaned = marker(&json!({"Type": "Point", "X": 3, "Y": -2.5, "Note": "keys <here>; ёлка 7!"})).unwrap();
+        assert_eq!(cleaned, json!({"Type": "Point", "X": 3, "Y": -2.5, "Note": "keys here ёлка 7"}));
+        assert!(marker(&json!({"Type": "Point", "X": 3})).is_err(), "no Y");
+        assert!(marker(&json!({"Type": "Point", "X": "3", "Y": 1})).is_err(), "a string is no coordinate");
+        assert!(marker(&json!({"Type": "<script>", "X": 3, "Y": 1})).is_err());
+        assert!(marker(&json!({"Type": "P", "X": 3, "Y": 1, "Note": "n".repeat(MAX_NOTE_CHARS + 1)})).is_err());
+        assert!(at(&cleaned, 3.0, -2.5) && !at(&cleaned, 3.0, 2.5));
+    }
+}

@@ -115,3 +115,17 @@ pub(crate) fn pin_lock(doc: &mut Doc, action: &Value, templates: &mut Templates,
     changes.changed(&id);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_slot_names_are_short_letters_or_digits() {
+        assert_eq!(slot_name(&json!({"index": "Item4"})).unwrap(), "Item4");
+        assert_eq!(slot_name(&json!({"index": 7})).unwrap(), "7", "Unbind sends a number");
+        for bad in [json!(""), json!("x".repeat(17)), json!("a.b"), json!(-1), json!(null), json!(1.5)] {
+            assert!(slot_name(&json!({"index": bad})).is_err(), "{bad}");
+        }
+    }
+}

@@ -74,3 +74,19 @@ pub(crate) fn delete(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut C
     list.remove(at);
     save(doc, list)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_and_its_index_are_checked() {
+        assert_eq!(note(&json!({"note": {"Time": 5, "Text": "hi"}})).unwrap(), json!({"Time": 5, "Text": "hi"}));
+        assert!(note(&json!({"note": {"Time": 5}})).is_err());
+        assert!(note(&json!({"note": {"Text": "hi"}})).is_err());
+        assert!(note(&json!({"note": {"Time": 5, "Text": "x".repeat(MAX_NOTE_CHARS + 1)}})).is_err());
+        assert_eq!(index(&json!({"index": 1}), 2), Ok(1));
+        assert!(index(&json!({"index": 2}), 2).is_err() && index(&json!({"index": -1}), 2).is_err());
+        assert!(index(&json!({"index": 0}), 0).is_err(), "no notes: no index");
+    }
+}

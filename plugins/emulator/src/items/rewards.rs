@@ -63,7 +63,7 @@ pub(crate) fn redeem(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
             }
             "ProfileLevel" => {
                 let xp = value.max(0.0).floor();
-                doc.set(&["Info", "Experience"], json!(xp))?;
+                doc.set(&["Info", "Experience"], json!(xp as i64))?;
                 if let Some(level) = progression::level_for(xp) {
                     doc.set(&["Info", "Level"], level)?;
                 }
