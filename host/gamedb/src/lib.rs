@@ -20,6 +20,7 @@
 mod boot;
 mod mail;
 pub mod flea;
+pub mod inventory;
 mod menu;
 mod raid;
 pub mod spt;
@@ -200,6 +201,7 @@ pub fn database(items: u64) -> Value {
         trade::add(db);
         mail::add(db);
         flea::add(db);
+        inventory::add(db);
     }
     db
 }

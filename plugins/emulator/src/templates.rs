@@ -24,9 +24,16 @@ pub(crate) const SORTING_TABLE: &str = "602543c13fee350cd564d032";
 /// clamped, so a wild `Width` cannot make one item write thousands of index entries.
 pub(crate) const MAX_SIDE: i64 = 64;
 
-/// Template props read from the db, each once per batch.
+/// The root of every item template's lineage (SPT's `Item` node): a filter naming it admits anything.
+pub(crate) const ITEM_ROOT: &str = "54009119af1c881c07000029";
+
+/// How far up a template's `_parent` chain is followed: real lineages are about five deep.
+const MAX_LINEAGE: usize = 16;
+
+/// Template props read from the db, each once per batch; and each template's `_parent`, read only by a
+/// slot or grid filter that must know an item's categories.
 #[derive(Default)]
-pub(crate) struct Templates(HashMap<String, Option<Value>>);
+pub(crate) struct Templates(HashMap<String, Option<Value>>, HashMap<String, Option<String>>);
 
 impl Templates {
     /// `templates.items.<tpl>._props`, if the template exists.
@@ -50,6 +57,24 @@ impl Templates {
     pub(crate) fn grid(&mut self, tpl: &str, name: &str) -> Option<(i64, i64)> {
         let grid = self.props(tpl)?["Grids"].as_array()?.iter().find(|g| g["_name"] == name)?;
         Some((grid["_props"]["cellsH"].as_i64()?, grid["_props"]["cellsV"].as_i64()?))
+    }
+
+    /// `tpl` and its categories, nearest first (its `_parent`, that one's, …), as far as the db has them.
+    pub(crate) fn lineage(&mut self, tpl: &str) -> Vec<String> {
+        let mut out = vec![tpl.to_owned()];
+        while out.len() < MAX_LINEAGE {
+            let last = out.last().expect("starts with one").clone();
+            let parent = self
+                .1
+                .entry(last.clone())
+                .or_insert_with(|| db::get::<String>(&db::path(&["templates", "items", &last, "_parent"])).ok())
+                .clone();
+            match parent {
+                Some(parent) if !parent.is_empty() && !out.contains(&parent) => out.push(parent),
+                _ => break,
+            }
+        }
+        out
     }
 
     /// How many units one stack of `tpl` may hold; `None` when unlimited (`StackMaxSize` absent or 0).

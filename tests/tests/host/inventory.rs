@@ -99,7 +99,7 @@ async fn fold_toggle_tag_and_unknown_actions() {
         json!({"Action": "Tag", "item": p.stash, "TagName": "x".repeat(40), "TagColor": 1}),
     )
     .await;
-    refused(&p, "an unknown action", json!({"Action": "Examine", "item": p.roubles})).await;
+    refused(&p, "an unknown action", json!({"Action": "Juggle", "item": p.roubles})).await;
     refused(&p, "no action", json!({"item": p.roubles})).await;
 
     let answer = p

@@ -1,5 +1,8 @@
 //! The inventory actions of `items/moving` that rearrange what a player already owns: `Move`, `Split`,
-//! `Merge`, `Transfer`, `Remove`, `Fold`, `Toggle` and `Tag`.
+//! `Merge`, `Transfer`, `Remove`, `Fold`, `Toggle`, `Tag`, `Swap` and `ApplyInventoryChanges`.
+//!
+//! Every destination is checked by `inventory::check_place`: a grid or slot the parent's template has,
+//! whose filters admit the item, inside the grid and free (a slot: empty).
 //!
 //! Each validates everything before it writes, so a refused action changes nothing; its error is the
 //! reason the player sees in the batch's warnings. Counts are conserved exactly: a split, merge or
@@ -8,7 +11,7 @@
 use crate::ids;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{
-    Changes, Outcome, Refused, check_place, children, count, is_root, item, set_count, subtree, write,
+    Changes, Outcome, Place, Refused, check_place, children, count, is_root, item, set_count, subtree, write,
 };
 use crate::templates::{Templates, tpl};
 use serde_json::{Value, json};
@@ -29,11 +32,17 @@ fn units(action: &Value, field: &str) -> Result<u64, String> {
     action[field].as_u64().filter(|n| *n >= 1).ok_or_else(|| format!("`{field}` must be a whole number of at least 1"))
 }
 
-/// Writes a destination `{id, container, location}` into an item; no location means none.
-fn put(item: &mut Value, to: &Value) {
+/// Writes a destination `{id, container, location}` into an item; no location means none, and an item
+/// in a slot keeps none (only a cartridge's index in a magazine's stack slot, a number, stays).
+fn put(item: &mut Value, to: &Value, place: Place) {
     item["parentId"] = to["id"].clone();
     item["slotId"] = to["container"].clone();
     match &to["location"] {
+        location if place == Place::Slot && !location.is_u64() => {
+            if let Some(map) = item.as_object_mut() {
+                map.remove("location");
+            }
+        }
         Value::Null => {
             if let Some(map) = item.as_object_mut() {
                 map.remove("location");
@@ -57,8 +66,8 @@ pub(crate) fn move_item(doc: &mut Doc, action: &Value, templates: &mut Templates
         return super::from_mail::move_item(doc, action, templates, changes);
     }
     let (id, mut moved) = owned(doc, action, "item")?;
-    check_place(doc, templates, Some(&id), tpl(&moved), &action["to"])?;
-    put(&mut moved, &action["to"]);
+    let place = check_place(doc, templates, Some(&id), tpl(&moved), &action["to"])?;
+    put(&mut moved, &action["to"], place);
     write(doc, templates, &id, Some(moved))?;
     changes.changed(&id);
     Ok(())
@@ -82,11 +91,11 @@ pub(crate) fn split(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
         Some(taken) => return Err(format!("newItem {taken} is not a fresh 24-hex-digit id").into()),
     };
     let to = &action["container"];
-    check_place(doc, templates, None, tpl(&source), to)?;
+    let place = check_place(doc, templates, None, tpl(&source), to)?;
 
     let mut new = json!({ "_id": new_id, "_tpl": tpl(&source) });
     new["upd"] = source["upd"].clone();
-    put(&mut new, to);
+    put(&mut new, to, place);
     set_count(&mut new, moved);
     set_count(&mut source, have - moved);
     write(doc, templates, &id, Some(source))?;
@@ -229,4 +238,85 @@ pub(crate) fn tag(doc: &mut Doc, action: &Value, templates: &mut Templates, chan
     write(doc, templates, &id, Some(tagged))?;
     changes.changed(&id);
     Ok(())
+}
+
+/// Takes items out of their places for a moment, so several can trade places: each is written
+/// without a parent (its index entries go), and a later `check_place` sees its old place free. Every
+/// one is written back, placed, before the action ends, or the action is refused and undone.
+fn lift(doc: &mut Doc, templates: &mut Templates, lifted: &[(String, Value)]) -> Outcome {
+    for (id, state) in lifted {
+        let mut loose = state.clone();
+        if let Some(map) = loose.as_object_mut() {
+            map.remove("parentId");
+            map.remove("slotId");
+            map.remove("location");
+        }
+        write(doc, templates, id, Some(loose))?;
+    }
+    Ok(())
+}
+
+/// Puts lifted items at their destinations, one after the other, each checked against the places
+/// the ones before took.
+fn settle(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    moves: Vec<(String, Value, &Value)>,
+) -> Outcome {
+    for (id, mut state, to) in moves {
+        let place = check_place(doc, templates, Some(&id), tpl(&state), to)?;
+        put(&mut state, to, place);
+        write(doc, templates, &id, Some(state))?;
+        changes.changed(&id);
+    }
+    Ok(())
+}
+
+/// `Swap {item, to, item2, to2}`: two items trade places at once (a reload from the rig, a quick swap
+/// on the character screen); each destination is checked as a `Move`'s is, with both items out of
+/// their old places.
+pub(crate) fn swap(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let first = owned(doc, action, "item")?;
+    let second = owned(doc, action, "item2")?;
+    if first.0 == second.0 {
+        return Err("an item cannot swap with itself".into());
+    }
+    let lifted = [first.clone(), second.clone()];
+    lift(doc, templates, &lifted)?;
+    settle(doc, templates, changes, vec![(first.0, first.1, &action["to"]), (second.0, second.1, &action["to2"])])
+}
+
+/// The most items one `ApplyInventoryChanges` rearranges (the client's sort of a whole stash sends a
+/// few hundred).
+const MAX_REARRANGED: usize = 2_048;
+
+/// `ApplyInventoryChanges {changedItems: [{_id, parentId, slotId, location}]}` (the client's "sort"):
+/// items the player owns, each at most once, take new places. Only the place is taken from the
+/// request (never a template, count or id), no item is created, and every destination is checked as a
+/// `Move`'s is, with all the named items out of their old places first.
+pub(crate) fn apply_changes(
+    doc: &mut Doc,
+    action: &Value,
+    templates: &mut Templates,
+    changes: &mut Changes,
+) -> Outcome {
+    let listed = action["changedItems"].as_array().ok_or("`changedItems` must be a list")?;
+    if listed.len() > MAX_REARRANGED {
+        return Err(format!("one rearrangement moves at most {MAX_REARRANGED} items").into());
+    }
+    let mut lifted: Vec<(String, Value)> = Vec::with_capacity(listed.len());
+    let mut destinations = Vec::with_capacity(listed.len());
+    for change in listed {
+        let (id, state) = owned(doc, change, "_id")?;
+        if lifted.iter().any(|(seen, _)| *seen == id) {
+            return Err(format!("item {id} is named twice").into());
+        }
+        destinations
+            .push(json!({"id": change["parentId"], "container": change["slotId"], "location": change["location"]}));
+        lifted.push((id, state));
+    }
+    lift(doc, templates, &lifted)?;
+    let moves = lifted.into_iter().zip(destinations.iter()).map(|((id, state), to)| (id, state, to)).collect();
+    settle(doc, templates, changes, moves)
 }

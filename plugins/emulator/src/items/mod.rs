@@ -19,11 +19,19 @@
 
 mod actions;
 mod from_mail;
+pub(crate) mod customization;
+mod examine;
 mod gifts;
+mod loot;
+mod maps;
+mod marks;
+mod notes;
 pub(crate) mod quests;
 mod savage;
 mod selling;
+mod rewards;
 mod trading;
+mod wishlist;
 
 use crate::events;
 use crate::input;
@@ -75,6 +83,29 @@ fn action(name: &str) -> Option<Action> {
         "RagFairAddOffer" => crate::ragfair::add_offer,
         "RagFairRemoveOffer" => crate::ragfair::remove_offer,
         "RagFairRenewOffer" => crate::ragfair::renew_offer,
+        "Swap" => actions::swap,
+        "ApplyInventoryChanges" => actions::apply_changes,
+        "Bind" => marks::bind,
+        "Unbind" => marks::unbind,
+        "SetFavoriteItems" => marks::favorites,
+        "PinLock" => marks::pin_lock,
+        "Examine" => examine::examine,
+        "ReadEncyclopedia" => examine::read_encyclopedia,
+        "CreateMapMarker" => maps::create,
+        "EditMapMarker" => maps::edit,
+        "DeleteMapMarker" => maps::delete,
+        "OpenRandomLootContainer" => loot::open,
+        "RedeemProfileReward" => rewards::redeem,
+        "QuestFail" => quests::fail,
+        "RepeatableQuestChange" => quests::change_repeatable,
+        "AddNote" => notes::add,
+        "EditNote" => notes::edit,
+        "DeleteNote" => notes::delete,
+        "AddToWishList" => wishlist::add,
+        "RemoveFromWishList" => wishlist::remove,
+        "ChangeWishlistItemCategory" => wishlist::recategorise,
+        "CustomizationBuy" => customization::buy,
+        "CustomizationSet" => customization::set,
         _ => return None,
     })
 }

@@ -26,9 +26,17 @@
 //!   `GetQuestsFromProfileFailedByCompletingQuest`), and the quests the success opens go to the client
 //!   in the answer's `quests`.
 //!
+//! - `QuestFail {qid, removeExcessItems}`: the client fails a started quest when one of its `Fail`
+//!   conditions holds (a time limit, a quest of the other branch done). SPT trusts it; here the quest
+//!   must be started and have `Fail` conditions at all (a quest that cannot fail is never failed by a
+//!   client's word). It becomes `Fail` and its `Fail` rewards apply (usually a standing loss).
+//! - `RepeatableQuestChange {qid}`: SPT replaces an active repeatable quest by a newly generated one
+//!   for a fee. No repeatable quests are generated yet, so it is refused with the reason (an unknown
+//!   quest, or one that is not an active repeatable of this profile).
+//!
 //! Every quest whose state changed is in the answer's `questsStatus`.
 //!
-//! Left out: repeatable quests (none are generated), `Started` rewards, time-gated follow-ups
+//! Left out: generating repeatable quests (so changing one), `Started` rewards, time-gated follow-ups
 //! (`availableAfter`), and the rewards of kinds not named above (productions, achievements,
 //! customization, pockets).
 
@@ -323,9 +331,22 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
     let after = self::player(doc)?;
     changes.opened.extend(waiting.into_iter().filter(|id| quests::open_to(id, &after)));
 
-    let rewards: Vec<Value> = db::get(&format!("{path}.rewards.Success")).unwrap_or_default();
+    apply_rewards(doc, templates, changes, &path, "Success", player.edition())
+}
+
+/// Applies the quest's `which` rewards (`Success`, `Fail`) for the player's edition: the items first
+/// (without room for them, nothing applies), then experience, standing, unlocks and skills.
+fn apply_rewards(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    path: &str,
+    which: &str,
+    edition: &str,
+) -> Outcome {
+    let rewards: Vec<Value> = db::get(&format!("{path}.rewards.{which}")).unwrap_or_default();
     let rewards: Vec<Value> =
-        rewards.into_iter().take(MAX_REWARDS).filter(|r| quests::for_edition(r, player.edition())).collect();
+        rewards.into_iter().take(MAX_REWARDS).filter(|r| quests::for_edition(r, edition)).collect();
     // The items first: without room for them, nothing of the completion applies.
     let mut grid = None;
     for reward in rewards.iter().filter(|r| r["type"] == "Item") {
@@ -389,7 +410,7 @@ fn names(path: &str, kind: &str, qid: &str) -> bool {
 }
 
 /// The profile's `TradersInfo.<trader>`, written first as a trader not met yet when it is absent.
-fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::profile::inventory::Refused> {
+pub(crate) fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::profile::inventory::Refused> {
     if !doc.object_or_absent(&["TradersInfo"])? {
         return Err("the profile's `TradersInfo` is malformed".into());
     }
@@ -448,4 +469,35 @@ fn give_items(
         copy_parts(doc, templates, changes, &parts, root["_id"].as_str().unwrap_or_default(), &id)?;
     }
     Ok(())
+}
+
+/// `QuestFail {qid, removeExcessItems}`.
+pub(crate) fn fail(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let Started { qid, path, mut states, at } = started(doc, action)?;
+    let fail_conditions: Vec<Value> = db::get(&format!("{path}.conditions.Fail")).unwrap_or_default();
+    if fail_conditions.is_empty() {
+        return Err(format!("quest {qid} has no condition it can fail by").into());
+    }
+    let edition = player(doc)?.edition().to_owned();
+    set_status(&mut states[at], FAIL, clock::now());
+    doc.set(&["Quests"], Value::Array(states))?;
+    changes.quests.push(qid);
+    apply_rewards(doc, templates, changes, &path, "Fail", &edition)
+}
+
+/// `RepeatableQuestChange {qid}`: refused, saying why (no repeatable quests are generated).
+pub(crate) fn change_repeatable(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    let qid = action["qid"].as_str().ok_or("the action names no quest `qid`")?;
+    let active = doc.get(&["RepeatableQuests"])?;
+    let is_active = active
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(MAX_CONDITIONS)
+        .flat_map(|kind| kind["activeQuests"].as_array().into_iter().flatten().take(MAX_QUESTS))
+        .any(|q| q["_id"] == qid);
+    if !is_active {
+        return Err(format!("quest {qid} is not an active repeatable quest of this profile").into());
+    }
+    Err(format!("repeatable quest {qid} cannot be changed: no replacement quests are generated yet").into())
 }

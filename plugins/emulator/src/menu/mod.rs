@@ -133,7 +133,11 @@ fn secure_container(uid: &str) -> Result<Option<String>> {
 /// player's own unlocks. By reference when the player has none.
 fn customization_storage(req: &Request) -> Result<Response> {
     let unlocks: Vec<Value> = match player(req, "the customization storage")? {
-        Ok(uid) => userdata(&uid, "customisationUnlocks")?.unwrap_or_default(),
+        Ok(uid) => {
+            let mut unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
+            unlocks.extend(crate::items::customization::bought(&uid)?);
+            unlocks
+        }
         Err(_) => Vec::new(),
     };
     if unlocks.is_empty() {
@@ -150,7 +154,8 @@ fn customization_unlocks(req: &Request) -> Result<Response> {
         Ok(uid) => uid,
         Err(answer) => return Ok(answer),
     };
-    let unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
+    let mut unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
+    unlocks.extend(crate::items::customization::bought(&uid)?);
     Ok(envelope::ok(&unlocks))
 }
 

@@ -10,7 +10,7 @@
 use super::doc::Doc;
 use super::shape::{self, INDEX};
 use crate::ids;
-use crate::templates::{Templates, rotated, tpl};
+use crate::templates::{ITEM_ROOT, Templates, rotated, tpl};
 use modhost_sdk::Error;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -141,17 +141,57 @@ fn row(doc: &mut Doc, parent: &str, container: &str, y: i64) -> Result<Vec<(Stri
     })
 }
 
+/// What a destination is in its parent's template.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Place {
+    /// A cell of one of its `Grids`: the item has a location.
+    Grid,
+    /// One of its `Slots` (one item each) or `StackSlots` (a magazine's cartridges): no grid
+    /// location.
+    Slot,
+}
+
+/// Does a container's `filters` (SPT's `[{Filter, ExcludedFilter}]`) admit an item of `item_tpl`? An
+/// entry admits the template when its `Filter` names it or one of its categories and its
+/// `ExcludedFilter` names neither; no filters at all admit anything. The lineage is read only when a
+/// filter is not the whole-`Item` one, so a stash's grid costs no template reads.
+pub(crate) fn admits(templates: &mut Templates, filters: &Value, item_tpl: &str) -> bool {
+    let Some(entries) = filters.as_array().filter(|f| !f.is_empty()) else { return true };
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    };
+    let mut lineage: Option<Vec<String>> = None;
+    for entry in entries.iter().take(MAX_FILTERS) {
+        let (allowed, excluded) = (names(&entry["Filter"]), names(&entry["ExcludedFilter"]));
+        if excluded.is_empty() && allowed.iter().any(|a| a == ITEM_ROOT) {
+            return true;
+        }
+        let lineage = lineage.get_or_insert_with(|| templates.lineage(item_tpl));
+        let named = |list: &[String]| lineage.iter().any(|t| list.contains(t));
+        if named(&allowed) && !named(&excluded) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The most filter entries of one slot or grid read (a real one has one or two).
+const MAX_FILTERS: usize = 16;
+
 /// Checks that an item of template `item_tpl` may go to `to` (`{id, container, location}`): the parent
 /// exists in this profile; when `moving` names an item already there, the parent is not that item or
-/// inside it; and in a grid, the footprint lies inside the grid and overlaps nothing else there. Reads
-/// the parent chain and the footprint's rows, nothing else.
+/// inside it; the container is one of the parent template's `Grids`, `Slots` or `StackSlots`, whose
+/// `filters` admit the template; in a grid, the footprint lies inside the grid and overlaps nothing
+/// else there; a slot holds nothing else. Answers which kind of place it is (a slot's item keeps no
+/// location). Reads the parent chain, the parent's template and the footprint's rows (a slot: the
+/// parent's children), nothing else.
 pub(crate) fn check_place(
     doc: &mut Doc,
     templates: &mut Templates,
     moving: Option<&str>,
     item_tpl: &str,
     to: &Value,
-) -> Outcome {
+) -> Result<Place, Refused> {
     let parent = to["id"].as_str().ok_or("the destination names no parent `id`")?;
     let container = to["container"].as_str().ok_or("the destination names no `container`")?;
     let Some(parent_item) = item(doc, parent)? else {
@@ -168,23 +208,66 @@ pub(crate) fn check_place(
             cursor = item(doc, &at)?.and_then(|i| i["parentId"].as_str().map(str::to_owned));
         }
     }
-    let Some((cells_h, cells_v)) = templates.grid(tpl(&parent_item), container) else { return Ok(()) };
+    let parent_tpl = tpl(&parent_item).to_owned();
+    let Some(props) = templates.props(&parent_tpl) else {
+        return Err(format!("destination {parent}'s template {parent_tpl} is not in the database").into());
+    };
+    let named =
+        |kind: &str| props[kind].as_array().and_then(|list| list.iter().find(|c| c["_name"] == container)).cloned();
+    let (place, declared) = match named("Grids") {
+        Some(grid) => (Place::Grid, grid),
+        None => match named("Slots").or_else(|| named("StackSlots")) {
+            Some(slot) => (Place::Slot, slot),
+            None => {
+                return Err(
+                    format!("{parent_tpl} (item {parent}) has no grid or slot named {}", json!(container)).into()
+                );
+            }
+        },
+    };
+    if !admits(templates, &declared["_props"]["filters"], item_tpl) {
+        return Err(format!("{} of {parent_tpl} does not take an item of {item_tpl}", json!(container)).into());
+    }
+    if place == Place::Slot {
+        for (other, slot) in children_with_slots(doc, parent)? {
+            if slot == container && moving != Some(other.as_str()) {
+                return Err(format!("slot {} is taken by item {}", json!(container), json!(other)).into());
+            }
+        }
+        return Ok(Place::Slot);
+    }
+    let (cells_h, cells_v) = (
+        declared["_props"]["cellsH"].as_i64().unwrap_or(0).max(0),
+        declared["_props"]["cellsV"].as_i64().unwrap_or(0).max(0),
+    );
     let location = &to["location"];
     let (Some(x), Some(y)) = (location["x"].as_i64(), location["y"].as_i64()) else {
-        return Err("a place in a grid needs a location {x, y, r}".into());
+        return Err("a place in a grid needs a location {x, y, r} of whole numbers".into());
     };
     let (w, h) = templates.footprint(item_tpl, rotated(location));
-    if x < 0 || y < 0 || x + w > cells_h || y + h > cells_v {
+    // Bounded by the grid before any sum, so no coordinate a client sends can overflow.
+    let fits = |at: i64, side: i64, cells: i64| at >= 0 && cells.checked_sub(side).is_some_and(|room| at <= room);
+    if !fits(x, w, cells_h) || !fits(y, h, cells_v) {
         return Err(format!("a {w}x{h} item at ({x},{y}) does not fit the {cells_h}x{cells_v} grid").into());
     }
     for y in y..y + h {
         for (other, ox, ow) in row(doc, parent, container, y)? {
-            if moving != Some(other.as_str()) && x < ox + ow && ox < x + w {
+            if moving != Some(other.as_str()) && x < ox.saturating_add(ow) && ox < x + w {
                 return Err(format!("the place is taken by item {}", json!(other)).into());
             }
         }
     }
-    Ok(())
+    Ok(Place::Grid)
+}
+
+/// The items directly inside `id`, each with its `slotId`.
+fn children_with_slots(doc: &mut Doc, id: &str) -> Result<Vec<(String, String)>, Error> {
+    Ok(match doc.get(&[INDEX, "children", id])? {
+        Value::Object(members) => {
+            members.into_iter().map(|(child, slot)| (child, slot.as_str().unwrap_or_default().to_owned())).collect()
+        }
+        _ => Vec::new(),
+    })
 }
 
 /// The cells of one grid container, to find free places for new items. Rows are read from the row

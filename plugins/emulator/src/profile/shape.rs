@@ -115,6 +115,7 @@ pub(crate) fn spt(mut profile: Value) -> Value {
     if let Some(members) = profile.as_object_mut() {
         members.shift_remove(INDEX);
         members.shift_remove(crate::mail::mailbox::MAIL);
+        members.shift_remove(crate::items::customization::UNLOCKS);
     }
     crate::ragfair::player::for_client(&mut profile);
     if profile["Inventory"]["items"].is_object() {
