@@ -11,6 +11,8 @@
 #[expect(dead_code, reason = "used as the mail lands (issue 30)")]
 pub(crate) mod mailbox;
 
+pub(crate) mod friends;
+
 use crate::clock;
 use crate::ids::{is_id, new_id};
 use crate::input;
