@@ -15,7 +15,7 @@
 //!   dispatches it inside `TradingConfirm`, and it is an action a client sends.
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::Command;
 
