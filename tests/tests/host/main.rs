@@ -20,6 +20,7 @@ mod game_quests;
 mod game_raid;
 mod game_trade;
 mod game_soak;
+mod game_routes;
 mod grants;
 mod hardening_data;
 mod hardening_front;

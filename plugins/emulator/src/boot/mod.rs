@@ -20,6 +20,9 @@
 //! Left as SPT leaves them with no mods: `/singleplayer/bundles` lists no bundles (a mod here cannot
 //! ship asset bundles to the client).
 
+pub(crate) mod character;
+pub(crate) mod files;
+pub(crate) mod prestige;
 mod profiles;
 
 use crate::launcher::{backend_url, core, server_text, spt_version};

@@ -37,7 +37,7 @@ const NICKNAME_CHARS: std::ops::RangeInclusive<usize> = 3..=15;
 
 /// Why `nickname` cannot be a player's name, if it cannot: it is kept in every profile list and in
 /// the index every create reads, so its size is bounded like SPT bounds it.
-fn valid_nickname(nickname: &str) -> std::result::Result<(), String> {
+pub(crate) fn valid_nickname(nickname: &str) -> std::result::Result<(), String> {
     let chars = nickname.chars().count();
     if !NICKNAME_CHARS.contains(&chars) {
         let (min, max) = (NICKNAME_CHARS.start(), NICKNAME_CHARS.end());
@@ -95,6 +95,11 @@ pub(crate) fn create(req: &Request) -> Result<Response> {
     let pmc = match db::exists(&template).then(|| db::get::<Value>(&template)).transpose()? {
         Some(character) => from_template(character, &start),
         None => new_profile(&start),
+    };
+    // A prestige the previous character obtained goes to this one (`prestige.rs`).
+    let pmc = match account.as_ref().and_then(|a| a.profile.as_deref()) {
+        Some(previous) => super::prestige::carry(pmc, previous)?,
+        None => pmc,
     };
     let mut profile = shape::stored(pmc, &mut Templates::default());
     profile[INDEX][OWNER] = json!(session);

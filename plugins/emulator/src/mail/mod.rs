@@ -21,6 +21,8 @@ pub(crate) mod letters;
 pub(crate) mod mailbox;
 mod provided;
 
+pub(crate) mod friends;
+
 use crate::clock;
 use crate::ids::{is_id, new_id};
 use crate::input;

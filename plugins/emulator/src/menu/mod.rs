@@ -17,8 +17,12 @@
 //! profile's equipment for the default builds, `Achievements` (member names only) for the statistic,
 //! and `userdata.<uid>` (`profile/mod.rs`): `userbuilds` and `customisationUnlocks`.
 
+pub(crate) mod builds;
+pub(crate) mod feedback;
+pub(crate) mod group;
 pub(crate) mod quests;
 pub(crate) mod traders;
+pub(crate) mod suits;
 mod weather;
 
 use crate::notify;

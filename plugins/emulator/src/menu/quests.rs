@@ -83,7 +83,7 @@ pub(crate) struct Player {
 }
 
 impl Player {
-    fn read(uid: &str) -> Result<Player> {
+    pub(crate) fn read(uid: &str) -> Result<Player> {
         let key = format!("profile.{uid}");
         let info: Value = doc_read(&key, &["Info"])?.unwrap_or_default();
         let states: Value = doc_read(&key, &["Quests"])?.unwrap_or_default();

@@ -27,10 +27,12 @@
 //! experience cap, Fence's standing gain per raid, the local weather's ranges) are under
 //! `emulator.raid`. A database without them gets SPT's values ([`setting`]).
 
+pub(crate) mod airdrop;
 pub(crate) mod bots;
 mod config;
 mod end;
 pub(crate) mod loot;
+pub(crate) mod plugin_settings;
 mod progress;
 mod report;
 pub(crate) mod scav;
@@ -386,7 +388,7 @@ fn start(req: &Request) -> Result<Response> {
 
 /// Adds `items` to the raid's issued record of `uid`. `Ok(false)` when no raid is open; an error when
 /// the raid would pass [`MAX_ISSUED`]. One patch at the version read, retried when another came between.
-fn record_issued(uid: &str, items: &[Issued]) -> Result<bool> {
+pub(crate) fn record_issued(uid: &str, items: &[Issued]) -> Result<bool> {
     let key = record_key(uid);
     for _ in 0..8 {
         let Some((count, version)) = store::doc_get::<Value>(&key, "issuedCount")? else { return Ok(false) };
