@@ -13,6 +13,7 @@ mod game_client;
 mod game_menu;
 mod game_quests;
 mod game_raid;
+mod game_shapes;
 mod grants;
 mod hardening_data;
 mod hardening_front;
