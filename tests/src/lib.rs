@@ -13,6 +13,7 @@ pub mod greedy;
 /// The database generator (crate `modhost-gamedb`, also `modhost gen-db`), re-exported for the tests.
 pub use modhost_gamedb as gamedb;
 pub mod server;
+pub mod shapes;
 pub mod sleepy_start;
 pub mod table_bomb;
 pub mod tiny_mod;

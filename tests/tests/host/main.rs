@@ -21,6 +21,7 @@ mod game_raid;
 mod game_trade;
 mod game_soak;
 mod game_routes;
+mod game_shapes;
 mod grants;
 mod hardening_data;
 mod hardening_front;
