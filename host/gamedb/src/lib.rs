@@ -18,9 +18,9 @@
 #![recursion_limit = "256"]
 
 mod boot;
-mod mail;
 pub mod flea;
 pub mod inventory;
+mod mail;
 mod menu;
 mod raid;
 pub mod spt;

@@ -18,18 +18,18 @@
 //! to the stored shape first, once (`profile::open`).
 
 mod actions;
-mod from_mail;
 pub(crate) mod customization;
 mod examine;
+mod from_mail;
 mod gifts;
 mod loot;
 mod maps;
 mod marks;
 mod notes;
 pub(crate) mod quests;
+mod rewards;
 mod savage;
 mod selling;
-mod rewards;
 mod trading;
 mod wishlist;
 

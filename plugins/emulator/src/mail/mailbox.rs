@@ -46,7 +46,6 @@ pub(crate) mod kind {
     /// A trader's message (a purchase, a trader's reply).
     pub(crate) const NPC_TRADER: u8 = 2;
     /// A flea market message (an offer sold or expired).
-    #[expect(dead_code, reason = "the flea market's letters land beside the mail (issue 30)")]
     pub(crate) const FLEAMARKET: u8 = 4;
     /// A system message.
     pub(crate) const SYSTEM: u8 = 7;

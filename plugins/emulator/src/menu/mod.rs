@@ -21,8 +21,8 @@ pub(crate) mod builds;
 pub(crate) mod feedback;
 pub(crate) mod group;
 pub(crate) mod quests;
-pub(crate) mod traders;
 pub(crate) mod suits;
+pub(crate) mod traders;
 mod weather;
 
 use crate::notify;
