@@ -22,6 +22,7 @@ mod game_routes;
 mod game_shapes;
 mod game_soak;
 mod game_trade;
+mod game_wipe;
 mod grants;
 mod hardening_data;
 mod hardening_front;

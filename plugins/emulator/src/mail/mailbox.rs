@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// The profile member holding the mailbox.
-pub(crate) const MAIL: &str = "_mail";
+pub(crate) use crate::profile::shape::MAIL;
 /// Its parts (see the module doc).
 pub(crate) const DIALOGUES: &str = "dialogues";
 pub(crate) const MESSAGES: &str = "messages";

@@ -28,6 +28,9 @@ use serde_json::{Map, Value, json};
 pub(crate) const SHAPE: u64 = 1;
 /// The member holding the indexes.
 pub(crate) const INDEX: &str = "_modhost";
+/// The member holding the player's mailbox (`mail/mailbox.rs`), kept in the profile so taking an
+/// attachment is one write with the stash; never sent as part of the character.
+pub(crate) const MAIL: &str = "_mail";
 
 /// One index entry: its path and its value.
 pub(crate) type Entry = (Vec<String>, Value);
@@ -114,7 +117,7 @@ pub(crate) fn stored(mut profile: Value, templates: &mut Templates) -> Value {
 pub(crate) fn spt(mut profile: Value) -> Value {
     if let Some(members) = profile.as_object_mut() {
         members.shift_remove(INDEX);
-        members.shift_remove(crate::mail::mailbox::MAIL);
+        members.shift_remove(MAIL);
         members.shift_remove(crate::items::customization::UNLOCKS);
     }
     crate::ragfair::player::for_client(&mut profile);
