@@ -230,3 +230,22 @@ async fn attachments_are_taken_into_the_stash_once_and_every_lie_is_refused() {
     assert_eq!(all["messages"], json!([]), "nothing left to take: {all}");
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_dialogue_keeps_at_most_a_thousand_messages_and_never_drops_one_with_items_to_take() {
+    let server = server().await;
+    let p = Player::new(server.addr, A, "Penpal").await;
+    // One letter with money that stays to be taken, then more plain letters than a dialogue keeps.
+    let keeper = send_mail(server.addr, A, json!({"text": "keep me", "items": [{"tpl": ROUBLES, "count": 10}]})).await;
+    let mut last = String::new();
+    for n in 0..1_010 {
+        last = send_mail(server.addr, A, json!({"text": format!("letter {n}")})).await;
+    }
+    let messages = view(&p, SYSTEM).await;
+    assert!(messages.len() <= 1_000, "the dialogue holds {} messages", messages.len());
+    assert!(messages.len() >= 750, "it dropped more than it had to: {}", messages.len());
+    assert!(messages.iter().any(|m| m["_id"] == last.as_str()), "the newest letter was dropped");
+    assert!(messages.iter().any(|m| m["_id"] == keeper.as_str()), "a letter with money to take was dropped");
+    assert!(messages.iter().all(|m| m["text"] != "letter 0"), "the oldest plain letter was kept");
+    server.stop().await.unwrap();
+}

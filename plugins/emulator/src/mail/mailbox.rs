@@ -61,6 +61,13 @@ pub(crate) mod kind {
 /// SPT's system sender: the dialogue id of system messages.
 pub(crate) const SYSTEM_SENDER: &str = "59e7125688a45068a6249071";
 
+/// The most messages one dialogue keeps. A trader writes a letter per purchase, so a dialogue grows
+/// for as long as the player plays; past this, the oldest messages whose attachments are taken or
+/// expired go, down to three quarters of it in one pass (so the pass, which reads the dialogue's
+/// messages, runs once every quarter of this many letters, not on each). A message whose attachments
+/// can still be taken is never dropped: those are bounded by their storage time.
+pub(crate) const MAX_DIALOGUE_MESSAGES: u64 = 1000;
+
 /// The most items one letter carries (a weapon with its parts, a few dozen insured items).
 pub(crate) const MAX_LETTER_ITEMS: usize = 2_000;
 
@@ -141,10 +148,34 @@ pub(crate) fn send(doc: &mut Doc, letter: Letter) -> Result<Value, Error> {
         header["attachmentsNew"] = json!(header["attachmentsNew"].as_u64().unwrap_or(0) + 1);
     }
     header["last"] = preview(&message);
+    let count = header["count"].as_u64().unwrap_or(0) + 1;
+    header["count"] = json!(count);
     doc.set(&[MAIL, DIALOGUES, from], header)?;
     doc.set(&[MAIL, MESSAGES, from, &id], message.clone())?;
     doc.set(&[MAIL, HOLDS, &id], json!(from))?;
+    if count > MAX_DIALOGUE_MESSAGES {
+        prune(doc, from, now)?;
+    }
     Ok(message)
+}
+
+/// Drops `dialogue`'s oldest messages whose attachments are taken or expired until it holds three
+/// quarters of [`MAX_DIALOGUE_MESSAGES`], and records how many it holds then.
+fn prune(doc: &mut Doc, dialogue: &str, now: u64) -> Result<(), Error> {
+    let Value::Object(messages) = doc.get(&[MAIL, MESSAGES, dialogue])? else { return Ok(()) };
+    let mut droppable: Vec<(u64, &String)> = messages
+        .iter()
+        .filter(|(_, m)| live_items(m, now).is_empty())
+        .map(|(id, m)| (m["dt"].as_u64().unwrap_or(0), id))
+        .collect();
+    droppable.sort();
+    let excess = (messages.len() as u64).saturating_sub(MAX_DIALOGUE_MESSAGES * 3 / 4) as usize;
+    let dropped: Vec<String> = droppable.into_iter().take(excess).map(|(_, id)| id.clone()).collect();
+    for id in &dropped {
+        doc.set(&[MAIL, MESSAGES, dialogue, id], Value::Null)?;
+        doc.set(&[MAIL, HOLDS, id], Value::Null)?;
+    }
+    doc.set(&[MAIL, DIALOGUES, dialogue, "count"], json!(messages.len() - dropped.len()))
 }
 
 /// SPT's `MessagePreview` of a message (`DialogueHelper.GetMessagePreview`).
@@ -247,6 +278,7 @@ pub(crate) fn clear(doc: &mut Doc, dialogue: &str, header: bool) -> Result<(), E
         doc.set(&[MAIL, DIALOGUES, dialogue, "new"], json!(0))?;
         doc.set(&[MAIL, DIALOGUES, dialogue, "attachmentsNew"], json!(0))?;
         doc.set(&[MAIL, DIALOGUES, dialogue, "last"], Value::Null)?;
+        doc.set(&[MAIL, DIALOGUES, dialogue, "count"], json!(0))?;
     }
     Ok(())
 }
