@@ -198,7 +198,9 @@ async fn quests_assort_and_repeatables_follow_the_profile() {
         profile["Info"]["GameVersion"] = json!("edge_of_darkness");
         profile["Quests"] = json!([{"qid": record(1), "status": "Success", "statusTimers": {}}]);
         profile["TradersInfo"] = json!({TRADER: {"loyaltyLevel": 2, "standing": 0.2, "salesSum": 0}});
-        profile["TraderPurchases"] = json!({TRADER: {OPEN: {"count": 3, "purchaseTimestamp": 1}}});
+        // Bought now: a purchase before the trader's last resupply would count nothing.
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        profile["TraderPurchases"] = json!({TRADER: {OPEN: {"count": 3, "purchaseTimestamp": now}}});
         profile["Achievements"] = json!({record(500): 1_700_000_000});
         // The mailbox is in the profile (`mail/mailbox.rs`): a dialogue's header with its newest message.
         profile["_mail"] = json!({
