@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 /// Players playing at once.
 const SESSIONS: usize = 6;
 /// Rounds (each player sends one batch a round) by default; the restart is halfway.
-const ROUNDS: usize = 40;
+const ROUNDS: usize = 200;
 /// The most actions one batch holds.
 const MAX_BATCH: u64 = 5;
 /// The wall time the rounds may take before the test stops early (it says so).
-const BUDGET: Duration = Duration::from_secs(50);
+const BUDGET: Duration = Duration::from_secs(45);
 /// The seed when `SOAK_SEED` does not name one.
 const DEFAULT_SEED: u64 = 0x5eed_0030;
 
