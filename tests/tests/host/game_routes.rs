@@ -16,7 +16,7 @@
 //! (mail, flea, trade, inventory): printed, not failed, until they land; empty it when they have.
 //! The hideout's item events are the next issue's ([`HIDEOUT`]).
 
-use super::emulator::{A, B, Player, emulator};
+use super::emulator::{A, B, Player};
 use modhost_tests::TestServer;
 use modhost_tests::client::{Call, Reply, send};
 use modhost_tests::gamedb::{RIFLE, TRADER};
@@ -108,6 +108,10 @@ const HIDEOUT: &[&str] = &[
     "HideoutQuickTimeEvent",
 ];
 
+/// Routes that end the launcher account or the session: called after every other.
+const LAST: &[&str] =
+    &["/launcher/profile/change/wipe", "/launcher/profile/remove", "/launcher/v2/remove", "/client/game/logout"];
+
 fn pending(name: &str) -> Option<&'static str> {
     PENDING.iter().find(|(n, _)| *n == name).map(|(_, who)| *who)
 }
@@ -137,7 +141,10 @@ fn call_for(route: &str, uid: &str, session: &str) -> (String, Value) {
         other if !other.starts_with('/') => format!("/{other}"),
         other => other.to_owned(),
     };
-    let launcher = json!({"username": "routes", "password": "routes-pass", "edition": "Standard"});
+    // The launcher's routes act on the `routes` account (logged in as the session they are sent with);
+    // the changes name its own name and password, so it stays as it was until the last calls.
+    let launcher = json!({"username": "routes", "password": "routes-pass", "edition": "Standard",
+        "change": if route.ends_with("username") { "routes" } else { "routes-pass" }});
     let id = "0123456789abcdef01234567";
     let body = match route {
         r if r.starts_with("/launcher/") => launcher,
@@ -156,10 +163,13 @@ fn call_for(route: &str, uid: &str, session: &str) -> (String, Value) {
         "/client/builds/magazine/save" => json!({"Id": id, "Name": "Mag", "Caliber": "Caliber556x45NATO",
             "TopCount": 0, "BottomCount": 0, "Items": []}),
         "/client/builds/delete" => json!({"id": id}),
+        "/client/prestige/obtain" => json!([]),
         "/client/friend/request/send" => json!({"to": uid}),
         "/client/friend/delete" => json!({"friend_id": uid}),
         "/client/quest/list" => json!({"completed": true}),
         "/client/mail/dialog/list" => json!({"limit": 30, "offset": 0}),
+        "/client/match/local/end" => json!({"serverId": "bigmap.Pmc 0", "results": {"result": "Survived",
+            "profile": {"_id": uid, "Inventory": {"equipment": id, "items": []}}}}),
         "/client/match/local/start" => json!({"location": "bigmap", "playerSide": "Pmc", "timeVariant": "CURR"}),
         "/client/raid/configuration" => json!({"location": "bigmap", "timeVariant": "CURR", "side": "Pmc"}),
         "/singleplayer/settings/getRaidTime" => json!({"Side": "Pmc", "Location": "bigmap"}),
@@ -230,16 +240,27 @@ async fn every_spt_route_string_is_answered_by_the_game() {
     let (server, p, _other) = game().await;
     let lists = lists();
     let commit = lists["commit"].as_str().unwrap();
+    // A launcher account, logged in: its session calls the launcher's routes.
+    let account = json!({"username": "routes", "password": "routes-pass", "edition": "Standard"});
+    send(server.addr, &Call::post("/launcher/profile/register", account.to_string().as_bytes())).await.unwrap();
+    let login =
+        send(server.addr, &Call::post("/launcher/profile/login", account.to_string().as_bytes())).await.unwrap();
+    let launcher_session = login.text();
+    assert_eq!(launcher_session.len(), 24, "login answers the account's session: {launcher_session}");
     let mut seen = BTreeSet::new();
     let (mut answered, mut missing, mut waiting, mut done_elsewhere) = (0, Vec::new(), Vec::new(), Vec::new());
     let routes = lists["routes"].as_array().unwrap();
-    for entry in routes {
+    // What ends the account or the session goes last, so every other route finds them.
+    let last = |e: &&Value| LAST.contains(&e["route"].as_str().unwrap_or_default());
+    let ordered: Vec<&Value> = routes.iter().filter(|e| !last(e)).chain(routes.iter().filter(last)).collect();
+    for entry in ordered {
         let route = entry["route"].as_str().unwrap();
         if !seen.insert(route) {
             continue;
         }
-        let (path, body) = call_for(route, &p.uid, A);
-        let call = Call::post(&path, body.to_string().as_bytes()).session(A);
+        let session = if route.starts_with("/launcher/") { launcher_session.as_str() } else { A };
+        let (path, body) = call_for(route, &p.uid, session);
+        let call = Call::post(&path, body.to_string().as_bytes()).session(session);
         let reply = tokio::time::timeout(Duration::from_secs(30), send(server.addr, &call))
             .await
             .unwrap_or_else(|_| panic!("{path}: no answer in 30 s"))
