@@ -123,7 +123,13 @@ impl Shapes {
     /// Checks `value` against the type `ty` (this module's syntax); `root` names it in the failures.
     pub fn check(&self, ty: &str, value: &Value, root: &str) -> Failures {
         let mut failures = Failures::default();
-        self.walk(&self.parse(ty), value, &mut Path { full: root.to_owned(), pattern: root.to_owned() }, &[], &mut failures);
+        self.walk(
+            &self.parse(ty),
+            value,
+            &mut Path { full: root.to_owned(), pattern: root.to_owned() },
+            &[],
+            &mut failures,
+        );
         failures
     }
 
@@ -196,7 +202,11 @@ impl Shapes {
             match fields.get(name) {
                 None if member["required"] == true => {
                     path.push(&format!(".{name}"), &format!(".{name}"), |path| {
-                        out.add(&path.pattern, &path.full, format!("missing (SPT always writes it, {})", brief(&member["type"])));
+                        out.add(
+                            &path.pattern,
+                            &path.full,
+                            format!("missing (SPT always writes it, {})", brief(&member["type"])),
+                        );
                     });
                 }
                 None => {}
@@ -278,7 +288,10 @@ mod tests {
         assert!(lines.iter().any(|l| l.starts_with("globals.config.content: want object, got string")), "{lines:?}");
         let items = json!({"a": {"_props": {}}, "b": {"_props": {"effects_health": []}}});
         let lines = shapes.check("{TemplateItem}", &items, "items").lines();
-        assert!(lines.iter().any(|l| l.starts_with("items.*._props.effects_damage: missing") && l.contains("×2")), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("items.*._props.effects_damage: missing") && l.contains("×2")),
+            "{lines:?}"
+        );
         assert!(!lines.iter().any(|l| l.contains("effects_health")), "[] stands for no effects: {lines:?}");
     }
 }

@@ -20,6 +20,7 @@
 mod boot;
 mod menu;
 mod raid;
+mod shapes;
 pub mod spt;
 
 use serde_json::{Map, Value, json};
@@ -194,6 +195,7 @@ pub fn database(items: u64) -> Value {
         boot::add(db);
         menu::add(db);
         raid::add(db);
+        shapes::add(db);
     }
     db
 }

@@ -404,7 +404,13 @@ fn parse_file(t: &[Tok], decls: &mut Vec<Decl>, globals: &mut Vec<(String, TypeR
                         aliases.insert(alias, target);
                     }
                 } else {
-                    usings.push(body.iter().filter(|s| **s != "static" && **s != "global").copied().collect::<Vec<_>>().join("."));
+                    usings.push(
+                        body.iter()
+                            .filter(|s| **s != "static" && **s != "global")
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join("."),
+                    );
                 }
                 i = end;
             }
@@ -507,7 +513,8 @@ fn parse_members(t: &[Tok], props: &mut Vec<Prop>) {
         }
         let head = &t[start..i];
         let attrs_here = std::mem::take(&mut attrs);
-        let is_type_decl = head.iter().any(|x| matches!(id(Some(x)), Some("record" | "class" | "struct" | "enum" | "interface")));
+        let is_type_decl =
+            head.iter().any(|x| matches!(id(Some(x)), Some("record" | "class" | "struct" | "enum" | "interface")));
         match t.get(i) {
             Some(Tok::P('(')) => {
                 // A method, constructor or operator: skip its parameters, then its body.
@@ -571,7 +578,11 @@ impl World {
     /// A model's key: its namespace below `Models`, then its name (`Eft.Common.Globals`).
     fn key(&self, i: usize) -> String {
         let d = &self.decls[i];
-        let ns = d.namespace.strip_prefix(NS_PREFIX).or(d.namespace.strip_prefix("SPTarkov.Server.Core.Models")).unwrap_or(&d.namespace);
+        let ns = d
+            .namespace
+            .strip_prefix(NS_PREFIX)
+            .or(d.namespace.strip_prefix("SPTarkov.Server.Core.Models"))
+            .unwrap_or(&d.namespace);
         if ns.is_empty() { d.name.clone() } else { format!("{ns}.{}", d.name) }
     }
 
@@ -631,14 +642,26 @@ impl World {
                     ("object" | "JsonElement" | "JsonNode" | "JsonObject" | "dynamic", []) => json!("any"),
                     ("Nullable", [t]) => self.shape(ctx, t),
                     (
-                        "List" | "IList" | "IEnumerable" | "ICollection" | "HashSet" | "ISet" | "IReadOnlyList"
-                        | "IReadOnlyCollection" | "Queue" | "Stack" | "SortedSet",
+                        "List"
+                        | "IList"
+                        | "IEnumerable"
+                        | "ICollection"
+                        | "HashSet"
+                        | "ISet"
+                        | "IReadOnlyList"
+                        | "IReadOnlyCollection"
+                        | "Queue"
+                        | "Stack"
+                        | "SortedSet",
                         [t],
                     ) => {
                         json!({ "list": inner(t) })
                     }
                     (
-                        "Dictionary" | "IDictionary" | "IReadOnlyDictionary" | "ConcurrentDictionary"
+                        "Dictionary"
+                        | "IDictionary"
+                        | "IReadOnlyDictionary"
+                        | "ConcurrentDictionary"
                         | "SortedDictionary",
                         [_, v],
                     ) => json!({ "dict": inner(v) }),
@@ -663,11 +686,8 @@ impl World {
             let mut inherited = BTreeMap::new();
             self.members(b, &mut inherited, extension);
             let params = &self.decls[b].params;
-            let bound: HashMap<String, Value> = params
-                .iter()
-                .zip(args)
-                .map(|(p, a)| (format!("${p}"), self.shape(d, a)))
-                .collect();
+            let bound: HashMap<String, Value> =
+                params.iter().zip(args).map(|(p, a)| (format!("${p}"), self.shape(d, a))).collect();
             for (k, mut v) in inherited {
                 substitute(&mut v, &bound);
                 out.insert(k, v);
