@@ -23,6 +23,7 @@ pub mod inventory;
 mod mail;
 mod menu;
 mod raid;
+mod shapes;
 pub mod spt;
 pub mod trade;
 
@@ -202,6 +203,7 @@ pub fn database(items: u64) -> Value {
         mail::add(db);
         flea::add(db);
         inventory::add(db);
+        shapes::add(db);
     }
     db
 }

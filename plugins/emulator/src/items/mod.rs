@@ -204,6 +204,9 @@ fn moving(req: &Request) -> Result<Response> {
                 "traderRelations": doc.get(&["TradersInfo"])?,
                 "skills": skills,
                 "questsStatus": statuses,
+                // SPT's `ProfileChange` always writes these two (`JsonIgnore(Never)`), null when unset.
+                "recipeUnlocked": null,
+                "repeatableQuests": null,
         });
         for (member, value) in &changes.answers {
             answer[member.as_str()] = value.clone();

@@ -59,12 +59,16 @@ fn draw_key(table: &Value, rng: &mut Rng) -> Option<String> {
 /// `Inventory` members naming the roots.
 pub(crate) fn inventory(kind: &Value, rng: &mut Rng, templates: &mut Templates) -> (Vec<Value>, Map<String, Value>) {
     let (equipment, stash, quest_raid, quest_stash, sorting) = (new_id(), new_id(), new_id(), new_id(), new_id());
+    // SPT's `BotInventoryGenerator` gives every bot the hideout's customization container too: its
+    // `Inventory.hideoutCustomizationStashId` is a member SPT's `BotBaseInventory` always writes.
+    let customization = new_id();
     let mut items = vec![
         json!({"_id": equipment, "_tpl": "55d7217a4bdc2d86028b456d"}),
         json!({"_id": stash, "_tpl": "566abbc34bdc2d92178b4576"}),
         json!({"_id": quest_raid, "_tpl": "5963866286f7747bf429b572"}),
         json!({"_id": quest_stash, "_tpl": "5963866b86f7747bfa6d1e0c"}),
         json!({"_id": sorting, "_tpl": "602543c13fee350cd564d032"}),
+        json!({"_id": customization, "_tpl": "673c7b00cbf4b984b5099181"}),
     ];
     let mut pockets = None;
     if let Some(slots) = kind["inventory"]["equipment"].as_object() {
@@ -112,6 +116,7 @@ pub(crate) fn inventory(kind: &Value, rng: &mut Rng, templates: &mut Templates) 
         ("questRaidItems".to_owned(), json!(quest_raid)),
         ("questStashItems".to_owned(), json!(quest_stash)),
         ("sortingTable".to_owned(), json!(sorting)),
+        ("hideoutCustomizationStashId".to_owned(), json!(customization)),
     ]);
     (items, roots)
 }
