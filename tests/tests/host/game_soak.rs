@@ -256,10 +256,11 @@ fn spent(action: &Value) -> u64 {
 fn check(profile: &Value, db: &Value) -> Vec<String> {
     let mut wrong = Vec::new();
     let items = profile["Inventory"]["items"].as_array().cloned().unwrap_or_default();
-    let roots: Vec<&str> = ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable"]
-        .iter()
-        .filter_map(|r| profile["Inventory"][r].as_str())
-        .collect();
+    let roots: Vec<&str> =
+        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutCustomizationStashId"]
+            .iter()
+            .filter_map(|r| profile["Inventory"][r].as_str())
+            .collect();
     let mut by_id: HashMap<&str, &Value> = HashMap::new();
     for item in &items {
         let id = item["_id"].as_str().unwrap_or_default();
@@ -361,10 +362,11 @@ async fn play(
 ) -> (Soaker, Tally) {
     let mut tally = Tally::new();
     let items = soaker.profile["Inventory"]["items"].as_array().cloned().unwrap_or_default();
-    let roots: Vec<String> = ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable"]
-        .iter()
-        .filter_map(|r| soaker.profile["Inventory"][r].as_str().map(str::to_owned))
-        .collect();
+    let roots: Vec<String> =
+        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutCustomizationStashId"]
+            .iter()
+            .filter_map(|r| soaker.profile["Inventory"][r].as_str().map(str::to_owned))
+            .collect();
     let view = View { profile: &soaker.profile, items: &items, roots: &roots, others: &others };
     let mut batch: Vec<(&'static str, Value)> = Vec::new();
     let size = 1 + soaker.dice.below(MAX_BATCH);

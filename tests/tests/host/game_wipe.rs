@@ -63,7 +63,7 @@ async fn sound(p: &Player, step: &str) -> u64 {
         assert!(ids.insert(id), "{step}: id {id} twice");
     }
     let roots: BTreeSet<&str> =
-        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutAreaStashes"]
+        ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutCustomizationStashId"]
             .iter()
             .filter_map(|f| profile["Inventory"][*f].as_str())
             .collect();

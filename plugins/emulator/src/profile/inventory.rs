@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
 /// The fields of `Inventory` that name root containers, which never move and are never removed.
-const ROOTS: [&str; 5] = ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable"];
+const ROOTS: [&str; 6] =
+    ["equipment", "stash", "questRaidItems", "questStashItems", "sortingTable", "hideoutCustomizationStashId"];
 
 /// How deep the parent chain of an item is followed: far beyond any real nesting (a weapon's parts
 /// nest a few levels), so only a corrupt chain stops it.
