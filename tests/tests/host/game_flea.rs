@@ -43,7 +43,8 @@ async fn find(p: &Player, search: Value) -> Value {
 async fn market(p: &Player) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(40);
     loop {
-        let found = find(p, json!({"page": 0, "limit": 100, "handbookId": RIFLE, "sortType": 5, "sortDirection": 0})).await;
+        let found =
+            find(p, json!({"page": 0, "limit": 100, "handbookId": RIFLE, "sortType": 5, "sortDirection": 0})).await;
         if found["offersCount"].as_u64() >= Some(MARKET) {
             return found["offers"].as_array().unwrap().clone();
         }
@@ -127,14 +128,29 @@ async fn a_search_filters_sorts_and_pages_as_the_client_asks() {
     let prices: Vec<f64> = all.iter().map(|o| o["requirementsCost"].as_f64().unwrap()).collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]), "cheapest first: {prices:?}");
     for offer in &all {
-        for member in ["_id", "intId", "items", "requirements", "root", "requirementsCost", "startTime", "endTime", "user", "quantity"] {
+        for member in [
+            "_id",
+            "intId",
+            "items",
+            "requirements",
+            "root",
+            "requirementsCost",
+            "startTime",
+            "endTime",
+            "user",
+            "quantity",
+        ] {
             assert!(!offer[member].is_null(), "{member} in {offer}");
         }
-        assert!(offer.as_object().unwrap().keys().all(|k| k == "_id" || !k.starts_with('_')), "game members leak: {offer}");
+        assert!(
+            offer.as_object().unwrap().keys().all(|k| k == "_id" || !k.starts_with('_')),
+            "game members leak: {offer}"
+        );
     }
 
     let dearest = find(&p, json!({"limit": 100, "handbookId": RIFLE, "sortType": 5, "sortDirection": 1})).await;
-    let down: Vec<f64> = dearest["offers"].as_array().unwrap().iter().map(|o| o["requirementsCost"].as_f64().unwrap()).collect();
+    let down: Vec<f64> =
+        dearest["offers"].as_array().unwrap().iter().map(|o| o["requirementsCost"].as_f64().unwrap()).collect();
     assert!(down.windows(2).all(|w| w[0] >= w[1]), "dearest first: {down:?}");
 
     // Pages of four: 4, 4, 1, every offer once, the count the whole result's.
@@ -169,7 +185,8 @@ async fn a_search_filters_sorts_and_pages_as_the_client_asks() {
     assert_eq!(category["offersCount"], MARKET);
     assert_eq!(category["categories"][RIFLE], MARKET);
     assert_eq!(category["selectedCategory"], ROOT_CATEGORY);
-    let searched = post(p.addr, "/client/ragfair/search", &p.session, json!({"limit": 100, "handbookId": ROOT_CATEGORY})).await;
+    let searched =
+        post(p.addr, "/client/ragfair/search", &p.session, json!({"limit": 100, "handbookId": ROOT_CATEGORY})).await;
     assert_eq!(searched["data"]["offersCount"], MARKET);
     let nothing = find(&p, json!({"handbookId": gamedb::hex_id(3)})).await;
     assert_eq!(nothing["offersCount"], 0);
@@ -178,16 +195,22 @@ async fn a_search_filters_sorts_and_pages_as_the_client_asks() {
     let first = &all[0];
     assert_eq!(by_id(&p, &first["intId"].to_string()).await["_id"], first["_id"]);
     assert_eq!(by_id(&p, first["_id"].as_str().unwrap()).await["_id"], first["_id"]);
-    let price = post(p.addr, "/client/ragfair/itemMarketPrice", &p.session, json!({"templateId": RIFLE})).await["data"].clone();
-    let (min, avg, max) = (price["min"].as_f64().unwrap(), price["avg"].as_f64().unwrap(), price["max"].as_f64().unwrap());
+    let price =
+        post(p.addr, "/client/ragfair/itemMarketPrice", &p.session, json!({"templateId": RIFLE})).await["data"].clone();
+    let (min, avg, max) =
+        (price["min"].as_f64().unwrap(), price["avg"].as_f64().unwrap(), price["max"].as_f64().unwrap());
     assert!(RIFLE_PRICE * 0.79 <= min && min <= avg && avg <= max && max <= RIFLE_PRICE * 1.21, "{price}");
 
     // Bodies are bounded.
-    let huge = json!({"buildItems": (0..5000).map(|n| (gamedb::hex_id(n), json!(1))).collect::<serde_json::Map<_, _>>()});
-    let reply = send(server.addr, &Call::post("/client/ragfair/find", huge.to_string().as_bytes()).session(A)).await.unwrap();
+    let huge =
+        json!({"buildItems": (0..5000).map(|n| (gamedb::hex_id(n), json!(1))).collect::<serde_json::Map<_, _>>()});
+    let reply =
+        send(server.addr, &Call::post("/client/ragfair/find", huge.to_string().as_bytes()).session(A)).await.unwrap();
     assert_eq!(reply.status, 413, "{}", reply.text());
-    let many = json!({"buildItems": (0..200).map(|n| (gamedb::hex_id(n), json!(1))).collect::<serde_json::Map<_, _>>()});
-    let reply = send(server.addr, &Call::post("/client/ragfair/find", many.to_string().as_bytes()).session(A)).await.unwrap();
+    let many =
+        json!({"buildItems": (0..200).map(|n| (gamedb::hex_id(n), json!(1))).collect::<serde_json::Map<_, _>>()});
+    let reply =
+        send(server.addr, &Call::post("/client/ragfair/find", many.to_string().as_bytes()).session(A)).await.unwrap();
     assert_eq!(reply.status, 400, "a build of 200 parts: {}", reply.text());
     for path in ["/client/ragfair/offerfees", "/client/reports/ragfair/send"] {
         assert_eq!(post(p.addr, path, A, json!({"id": "x", "fee": 1})).await["data"], Value::Null, "{path}");

@@ -73,7 +73,10 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
         let needed = offer["loyaltyLevel"].as_u64().unwrap_or(1);
         let level = doc.get(&["TradersInfo", trader, "loyaltyLevel"])?.as_u64().unwrap_or(1);
         if level < needed {
-            return Err(format!("offer {id} needs loyalty level {needed} with trader {trader}; this player has {level}").into());
+            return Err(format!(
+                "offer {id} needs loyalty level {needed} with trader {trader}; this player has {level}"
+            )
+            .into());
         }
         bought = doc.get(&["TraderPurchases", trader, id, "count"])?.as_u64().unwrap_or(0);
         if let Some(max) = offer["buyRestrictionMax"].as_u64()
@@ -95,7 +98,8 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
 
     // Checked: the units are taken from the offer first (the store), then the profile's changes.
     let left = quantity - wanted;
-    let taken = if left == 0 { offers::remove(id, &offer) } else { offers::set_quantity(id, &goods, &offer, version, left) };
+    let taken =
+        if left == 0 { offers::remove(id, &offer) } else { offers::set_quantity(id, &goods, &offer, version, left) };
     match taken {
         Ok(()) => {}
         Err(Error::Conflict(_)) => return Err(format!("offer {id} changed while buying it; try again").into()),
@@ -111,10 +115,18 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
         let new = ids::new_id();
         let mut upd = if root["upd"].is_object() { root["upd"].clone() } else { json!({}) };
         upd["StackObjectsCount"] = json!(units);
-        let stack = json!({ "_id": new, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place, "upd": upd });
+        let stack =
+            json!({ "_id": new, "_tpl": goods, "parentId": stash, "slotId": "hideout", "location": place, "upd": upd });
         write(doc, templates, &new, Some(stack))?;
         changes.created(&new);
-        crate::profile::inventory::copy_parts(doc, templates, changes, &parts, root["_id"].as_str().unwrap_or_default(), &new)?;
+        crate::profile::inventory::copy_parts(
+            doc,
+            templates,
+            changes,
+            &parts,
+            root["_id"].as_str().unwrap_or_default(),
+            &new,
+        )?;
     }
     Ok(())
 }
@@ -124,7 +136,10 @@ fn price(offer: &Value, times: u64) -> Result<BTreeMap<String, u64>, Refused> {
     let mut price = BTreeMap::new();
     for r in offer["requirements"].as_array().into_iter().flatten() {
         let t = r["_tpl"].as_str().ok_or("a requirement names no template")?;
-        let each = r["count"].as_f64().filter(|c| c.is_finite() && *c >= 0.0).ok_or("a requirement's count is not a number")?;
+        let each = r["count"]
+            .as_f64()
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .ok_or("a requirement's count is not a number")?;
         let total = (each * times as f64).ceil();
         if total >= u64::MAX as f64 / 2.0 {
             return Err("the price is too large".into());
@@ -175,7 +190,13 @@ fn payment(doc: &mut Doc, asked: &Value, price: &BTreeMap<String, u64>) -> Resul
 
 /// Where the goods go: new stacks first-fit in the stash grid, each up to the stack size (one unit
 /// when the item carries parts).
-fn places(doc: &mut Doc, templates: &mut Templates, goods: &str, units: u64, whole: bool) -> Result<Vec<(Value, u64)>, Refused> {
+fn places(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    goods: &str,
+    units: u64,
+    whole: bool,
+) -> Result<Vec<(Value, u64)>, Refused> {
     let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
     let max = if whole { 1 } else { templates.stack_max(goods).unwrap_or(1).max(1) };
     let mut grid = Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?;
@@ -192,7 +213,13 @@ fn places(doc: &mut Doc, templates: &mut Templates, goods: &str, units: u64, who
 }
 
 /// Takes exactly the price from the payment stacks, in the order named; an emptied stack goes.
-fn pay(doc: &mut Doc, templates: &mut Templates, changes: &mut Changes, payment: Vec<Paying>, price: &BTreeMap<String, u64>) -> Outcome {
+fn pay(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    payment: Vec<Paying>,
+    price: &BTreeMap<String, u64>,
+) -> Outcome {
     let mut due = price.clone();
     for (id, mut stack, amount) in payment {
         let Some(owed) = due.get_mut(tpl(&stack)) else { continue };

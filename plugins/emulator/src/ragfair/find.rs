@@ -130,7 +130,8 @@ pub(crate) fn answer(search: &Search) -> Result<Value> {
 
 /// The templates a search looks at.
 fn scope(search: &Search, all: &Map<String, Value>) -> Result<Vec<String>> {
-    let listed = |tpls: &mut dyn Iterator<Item = String>| -> Vec<String> { tpls.filter(|t| all.contains_key(t)).collect() };
+    let listed =
+        |tpls: &mut dyn Iterator<Item = String>| -> Vec<String> { tpls.filter(|t| all.contains_key(t)).collect() };
     if !search.build_items.is_empty() {
         return Ok(listed(&mut search.build_items.keys().cloned()));
     }
@@ -150,7 +151,11 @@ fn scope(search: &Search, all: &Map<String, Value>) -> Result<Vec<String>> {
         return Ok(listed(&mut std::iter::once(id.to_owned())));
     }
     let subtree = categories(id);
-    Ok(all.iter().filter(|(_, parent)| parent.as_str().is_some_and(|p| subtree.contains(p))).map(|(t, _)| t.clone()).collect())
+    Ok(all
+        .iter()
+        .filter(|(_, parent)| parent.as_str().is_some_and(|p| subtree.contains(p)))
+        .map(|(t, _)| t.clone())
+        .collect())
 }
 
 /// A handbook category and every category under it.

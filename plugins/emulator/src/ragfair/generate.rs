@@ -110,8 +110,10 @@ fn traders(now: u64, budget: usize) -> Result<usize> {
                 continue;
             }
             let Some(scheme) = assort["barter_scheme"][id][0].as_array() else { continue };
-            let requirements: Vec<Value> =
-                scheme.iter().map(|r| json!({"_tpl": r["_tpl"], "count": r["count"], "onlyFunctional": false})).collect();
+            let requirements: Vec<Value> = scheme
+                .iter()
+                .map(|r| json!({"_tpl": r["_tpl"], "count": r["count"], "onlyFunctional": false}))
+                .collect();
             let cost: f64 = scheme
                 .iter()
                 .map(|r| rules::price(r["_tpl"].as_str().unwrap_or_default()) * r["count"].as_f64().unwrap_or(0.0))
@@ -165,7 +167,8 @@ fn simulated(now: u64, budget: usize) -> Result<()> {
         return Ok(());
     }
     let prices: Map<String, Value> = db::get("templates.prices").unwrap_or_default();
-    let tpls: Vec<&String> = prices.keys().filter(|t| t.as_str() != ROUBLES && t.as_str() != DOLLARS && t.as_str() != EUROS).collect();
+    let tpls: Vec<&String> =
+        prices.keys().filter(|t| t.as_str() != ROUBLES && t.as_str() != DOLLARS && t.as_str() != EUROS).collect();
     if tpls.is_empty() {
         return Ok(());
     }
@@ -209,7 +212,13 @@ fn simulated_offer(rules: &Rules, templates: &mut Templates, rng: &mut Rng, tpl:
     let rub = (rules::price(tpl) * (lo + rng.float() * (hi - lo).max(0.0))).max(1.0).round();
     // SPT's currency mix: mostly roubles, some dollars and euros.
     let roll = rng.range(1, 100);
-    let money = if roll <= 78 { ROUBLES } else if roll <= 92 { DOLLARS } else { EUROS };
+    let money = if roll <= 78 {
+        ROUBLES
+    } else if roll <= 92 {
+        DOLLARS
+    } else {
+        EUROS
+    };
     // A db without the foreign money (a generated one) prices everything in roubles.
     let money = if templates.props(money).is_some() { money } else { ROUBLES };
     let rate = rules::price(money).max(1.0);
@@ -222,7 +231,7 @@ fn simulated_offer(rules: &Rules, templates: &mut Templates, rng: &mut Rng, tpl:
         "_id": id, "intId": intid, "root": root,
         "items": [{ "_id": root, "_tpl": tpl, "parentId": "hideout", "slotId": "hideout",
                     "upd": { "StackObjectsCount": units } }],
-        "requirements": [{ "_tpl": money, "count": count, "onlyFunctional": false }],
+        "requirements": [{ "_tpl": money, "count": count as u64, "onlyFunctional": false }],
         "requirementsCost": (count * rate).round(), "itemsCost": rules::price(tpl).round(),
         "summaryCost": (count * rate).round(), "startTime": now, "endTime": now + life,
         "sellInOnePiece": false, "unlimitedCount": false, "loyaltyLevel": 1, "locked": false, "quantity": units,

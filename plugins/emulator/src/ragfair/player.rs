@@ -130,11 +130,8 @@ pub(crate) fn add(doc: &mut Doc, action: &Value, templates: &mut Templates, chan
     }
     set_count(&mut root, units);
     let root_id = root["_id"].clone();
-    let offer_items: Vec<Value> = if stacks.len() == 1 {
-        std::iter::once(root).chain(items[1..].iter().cloned()).collect()
-    } else {
-        vec![root]
-    };
+    let offer_items: Vec<Value> =
+        if stacks.len() == 1 { std::iter::once(root).chain(items[1..].iter().cloned()).collect() } else { vec![root] };
     for below in parts.iter().rev() {
         for part in below.iter().rev() {
             write(doc, templates, part, None)?;
@@ -356,8 +353,7 @@ pub(crate) fn renew(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
             rules::price(tpl(i)) * units as f64
         })
         .sum();
-    let commission =
-        templates.props(&goods).and_then(|p| p["RagFairCommissionModifier"].as_f64()).unwrap_or(1.0);
+    let commission = templates.props(&goods).and_then(|p| p["RagFairCommissionModifier"].as_f64()).unwrap_or(1.0);
     let asked = offer["requirementsCost"].as_f64().unwrap_or(0.0);
     let fee = if rules.fees { fees::tax(rules, worth, asked, quantity, one_piece, commission) } else { 0 };
     let paying = roubles(doc, fee, &[])?;

@@ -65,7 +65,15 @@ pub(crate) fn chance(rules: &Rules, market: f64, asked: f64, quality: f64) -> f6
 /// SPT's `RollForSale`: until all `units` are rolled or the offer ends, a buyer for a random number of
 /// them (all at once for a pack) comes with `chance` percent, each sale later than the last by a
 /// random time between the config's bounds, weighted to come sooner the likelier it was.
-pub(crate) fn roll(rules: &Rules, rng: &mut Rng, chance: f64, units: u64, one_piece: bool, now: u64, ends: u64) -> Value {
+pub(crate) fn roll(
+    rules: &Rules,
+    rng: &mut Rng,
+    chance: f64,
+    units: u64,
+    one_piece: bool,
+    now: u64,
+    ends: u64,
+) -> Value {
     let mut sales = Vec::new();
     let (mut at, mut left) = (now, units);
     // Each round rolls at least one unit, so this ends within `units` rounds.

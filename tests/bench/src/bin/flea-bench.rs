@@ -129,16 +129,30 @@ async fn main() -> anyhow::Result<()> {
         store.set("emulator", "flea.int", Value::Object(ints).to_string().as_bytes())?;
         store.set("emulator", "flea.next", (args.offers + 1).to_string().as_bytes())?;
     }
-    eprintln!("{} offers over {} templates written in {:.1} s", args.offers, args.items, written.elapsed().as_secs_f64());
+    eprintln!(
+        "{} offers over {} templates written in {:.1} s",
+        args.offers,
+        args.items,
+        written.elapsed().as_secs_f64()
+    );
 
     let server = ServeChild::spawn(&modhost, root.path(), &[])?;
     let mut client = Client::connect(server.addr).await?;
     let kinds = [
-        ("template", json!({"page": 0, "limit": 15, "sortType": 5, "sortDirection": 0, "handbookId": gamedb::hex_id(7)})),
+        (
+            "template",
+            json!({"page": 0, "limit": 15, "sortType": 5, "sortDirection": 0, "handbookId": gamedb::hex_id(7)}),
+        ),
         ("category", json!({"page": 0, "limit": 15, "sortType": 5, "sortDirection": 0, "handbookId": ROOT_CATEGORY})),
-        ("everything", json!({"page": 0, "limit": 15, "sortType": 5, "sortDirection": 0, "handbookId": "", "updateOfferCount": true})),
+        (
+            "everything",
+            json!({"page": 0, "limit": 15, "sortType": 5, "sortDirection": 0, "handbookId": "", "updateOfferCount": true}),
+        ),
     ];
-    println!("ragfair/find, {} offers in the store, {} templates, {} requests a kind", args.offers, args.items, args.requests);
+    println!(
+        "ragfair/find, {} offers in the store, {} templates, {} requests a kind",
+        args.offers, args.items, args.requests
+    );
     println!("{:<12} {:>10} {:>10} {:>10}", "kind", "offers", "p50 ms", "p99 ms");
     for (kind, body) in kinds {
         let (p50, p99, count) = measure(&mut client, &body, args.warmup, args.requests).await?;
