@@ -231,7 +231,7 @@ fn simulated_offer(rules: &Rules, templates: &mut Templates, rng: &mut Rng, tpl:
         "_id": id, "intId": intid, "root": root,
         "items": [{ "_id": root, "_tpl": tpl, "parentId": "hideout", "slotId": "hideout",
                     "upd": { "StackObjectsCount": units } }],
-        "requirements": [{ "_tpl": money, "count": count, "onlyFunctional": false }],
+        "requirements": [{ "_tpl": money, "count": count as u64, "onlyFunctional": false }],
         "requirementsCost": (count * rate).round(), "itemsCost": rules::price(tpl).round(),
         "summaryCost": (count * rate).round(), "startTime": now, "endTime": now + life,
         "sellInOnePiece": false, "unlimitedCount": false, "loyaltyLevel": 1, "locked": false, "quantity": units,
