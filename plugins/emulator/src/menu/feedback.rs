@@ -1,7 +1,7 @@
 //! What a player tells the server about the game or another player: the survey's view and opinion
 //! (SPT's `GameStaticRouter` → `GameCallbacks.GetSurveyView`, `SendSurveyOpinion`) and the reports
-//! (`GameCallbacks.ReportNickname` for `/client/reports/lobby/send` and `/client/report/send`;
-//! `RagfairStaticRouter` → `RagfairCallbacks.SendReport` for `/client/reports/ragfair/send`).
+//! (`GameCallbacks.ReportNickname` for `/client/reports/lobby/send` and `/client/report/send`; the
+//! flea's report, `/client/reports/ragfair/send`, is `ragfair/`'s).
 //!
 //! SPT answers each with null and keeps nothing, and so does the game: on a solo server there is no
 //! one to read a report. A mod that wants them hears the request (a `before` hook on the route). The
@@ -20,7 +20,6 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/survey/opinion", null)
         .route("/client/reports/lobby/send", null)
         .route("/client/report/send", null)
-        .route("/client/reports/ragfair/send", null)
 }
 
 fn null(req: &Request) -> Result<Response> {
