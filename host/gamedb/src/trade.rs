@@ -269,6 +269,8 @@ fn globals(db: &mut Map<String, Value>) {
                "MaxRepairKitDegradation": 0.065, "MinRepairDegradation": 0.03, "MinRepairKitDegradation": 0.025}),
     );
     put(db, &["globals", "config", "SkillsSettings", "Intellect", "RepairPointsCostReduction"], json!(0.004));
+    // SPT always writes the skill's ratios (the shape check, `shapes.rs`, reads Intellect as a whole once it exists).
+    put(db, &["globals", "config", "SkillsSettings", "Intellect", "DependentSkillRatios"], json!([]));
 }
 
 #[cfg(test)]

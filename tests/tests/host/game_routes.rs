@@ -111,6 +111,15 @@ fn call_for(route: &str, uid: &str, session: &str) -> (String, Value) {
         "/client/friend/delete" => json!({"friend_id": uid}),
         "/client/quest/list" => json!({"completed": true}),
         "/client/mail/dialog/list" => json!({"limit": 30, "offset": 0}),
+        "/client/mail/msg/send" => {
+            json!({"dialogId": "6723fd51c5924c57ce0ca01f", "type": 1, "text": "help", "replyTo": ""})
+        }
+        "/client/mail/dialog/group/owner/change" => json!({"dialogId": id, "uid": uid}),
+        "/client/mail/dialog/group/users/add" | "/client/mail/dialog/group/users/remove" => {
+            json!({"dialogId": id, "uid": uid})
+        }
+        "/client/ragfair/itemMarketPrice" => json!({"templateId": RIFLE}),
+        "/client/ragfair/offer/findbyid" => json!({"id": 1}),
         "/client/match/local/end" => json!({"serverId": "bigmap.Pmc 0", "results": {"result": "Survived",
             "profile": {"_id": uid, "Inventory": {"equipment": id, "items": []}}}}),
         "/client/match/local/start" => json!({"location": "bigmap", "playerSide": "Pmc", "timeVariant": "CURR"}),

@@ -169,7 +169,7 @@ async fn the_scavs_loot_is_sold_to_fence_and_paid_once_by_mail() {
     let record = &stored["_modhost"]["scavSale"];
     let money = record["money"].as_u64().unwrap();
     assert!(money > 0, "{record}");
-    let letters = stored["_mail"][FENCE]["messages"].as_object().unwrap();
+    let letters = stored["_mail"]["messages"][FENCE].as_object().unwrap();
     assert_eq!(letters.len(), 1, "one letter: {letters:?}");
     let letter = letters.values().next().unwrap();
     let paid: u64 = letter["items"]["data"]

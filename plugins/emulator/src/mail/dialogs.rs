@@ -7,8 +7,9 @@
 //!   messages), `clear` (its messages; SPT answers `[]` and keeps them, the client clears its view:
 //!   here they go too, so what the player sees is what is kept), each answering SPT's `[]`;
 //! - `getAllAttachments`: the messages whose attachments may still be taken;
-//! - the group-mail routes, which SPT answers for a solo player: `create` with `[]`, the other three
-//!   with its bare text `Not Implemented!`.
+//! - the group-mail routes for a solo player: `create` answers SPT's `[]`; the other three name a group
+//!   this server never has (SPT answers them with a bare `Not Implemented!`, which the client cannot
+//!   read), so they answer an error envelope that says so.
 //!
 //! Expired attachments are computed when read (`mailbox::expired`): a message's items can be taken
 //! until `dt + maxStorageTime`, and afterwards the client sees `items: {}`, as SPT's expiry leaves them.
@@ -271,11 +272,15 @@ fn attachments(req: &Request) -> Result<Response> {
     Ok(envelope::ok(&json!({"messages": active, "profiles": [], "hasMessagesWithRewards": rewards})))
 }
 
-/// The group-mail routes, as SPT answers them with no one else on the server: `create` is `[]`, the
-/// others SPT's bare `Not Implemented!`.
+/// The group-mail routes with no one else on the server: `create` is SPT's `[]`; the others change a
+/// group, and there is none.
 fn solo(req: &Request, what: &str, create: bool) -> Result<Response> {
     input::object_or_empty(req, what, MAX_BODY)?;
-    Ok(if create { envelope::ok_json("[]") } else { Response::text("Not Implemented!") })
+    Ok(if create {
+        envelope::ok_json("[]")
+    } else {
+        envelope::error(1, &format!("{what}: there are no group chats on a single-player server"))
+    })
 }
 
 #[cfg(test)]
