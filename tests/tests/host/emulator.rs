@@ -374,7 +374,7 @@ async fn a_profile_put_in_the_store_in_spt_shape_is_accepted_moved_in_and_listed
     // Listed as it was brought, before anything touched it (the session binds the only profile), with
     // the flea's `RagfairInfo` a profile without one starts from.
     let mut listed = brought.clone();
-    listed["RagfairInfo"] = json!({"rating": 0.0, "isRatingGrowing": true, "offers": []});
+    listed["RagfairInfo"] = serde_json::json!({"rating": 0.0, "isRatingGrowing": true, "offers": []});
     assert_eq!(p.profile().await, listed);
 
     // The rifle (4x2 at (2,1)) is where the import put it: its cells are taken, and the roubles move
