@@ -394,6 +394,7 @@ async fn a_profile_put_in_the_store_in_spt_shape_is_accepted_moved_in_and_listed
     // Everything else is as brought, in the order brought.
     let mut expected = brought.clone();
     expected["Inventory"]["items"][6]["location"] = serde_json::json!({"x": 1, "y": 1, "r": "Horizontal"});
+    expected["RagfairInfo"] = serde_json::json!({"rating": 0.0, "isRatingGrowing": true, "offers": []});
     assert_eq!(listed, expected);
 
     let answer = p.moving(vec![serde_json::json!({"Action": "Remove", "item": "c0000000000000000000b003"})]).await;
