@@ -65,17 +65,6 @@ fn router() -> Router {
     let router = insurance::routes(router);
     let router = raid::routes(router);
     let router = health::routes(router);
-    // Issue 30's remaining SPT routes, each registered by its own module.
-    let router = menu::builds::routes(router);
-    let router = boot::character::routes(router);
-    let router = menu::feedback::routes(router);
-    let router = menu::group::routes(router);
-    let router = menu::suits::routes(router);
-    let router = mail::friends::routes(router);
-    let router = raid::airdrop::routes(router);
-    let router = raid::plugin_settings::routes(router);
-    let router = boot::files::routes(router);
-    let router = boot::prestige::routes(router);
     items::routes(router)
 }
 

@@ -40,7 +40,7 @@ const MAX_TRADERS: usize = 256;
 
 /// Adds the boot's routes to `router`.
 pub(crate) fn routes(router: Router) -> Router {
-    router
+    let router = router
         .route("/singleplayer/settings/version", version_label)
         .route("/singleplayer/bundles", bundles)
         .route("/singleplayer/moddedTraders", modded_traders)
@@ -68,7 +68,10 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/game/profile/nickname/reserved", profiles::reserved_nickname)
         .route("/client/game/profile/nickname/validate", profiles::validate_nickname)
         .route("/client/profile/status", profiles::status)
-        .route("/client/profile/settings", profiles::settings)
+        .route("/client/profile/settings", profiles::settings);
+    let router = character::routes(router);
+    let router = prestige::routes(router);
+    files::routes(router)
 }
 
 fn null_data(_: &Request) -> Result<Response> {

@@ -46,6 +46,7 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/mail/msg/send", chat::send)
         .on_timer(mailbox::DELIVERY_TIMER, delivery::fired)
         .provide_json("send-mail", provided::send_mail);
+    let router = friends::routes(router);
     dialogs::routes(router)
 }
 

@@ -50,6 +50,10 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/prestige/list", |_| Ok(table("templates.prestige", r#"{"elements":[]}"#)))
         .route("/client/survey", survey);
     let router = quests::routes(router);
+    let router = builds::routes(router);
+    let router = feedback::routes(router);
+    let router = group::routes(router);
+    let router = suits::routes(router);
     traders::routes(router)
 }
 

@@ -61,7 +61,7 @@ const MAX_BODY: usize = 64 << 10;
 
 /// Adds the raid's routes to `router`.
 pub(crate) fn routes(router: Router) -> Router {
-    router
+    let router = router
         .route("/client/match/group/exit_from_menu", null)
         .route("/client/raid/configuration-by-profile", null)
         .route("/client/putMetrics", null)
@@ -80,7 +80,9 @@ pub(crate) fn routes(router: Router) -> Router {
         .prefix("/singleplayer/settings/bot/maxCap", max_cap)
         .prefix("/singleplayer/settings/bot/limit/", limit)
         .route("/singleplayer/bosstypes", boss_types)
-        .route("/singleplayer/scav/traitorscavhostile", traitor_chance)
+        .route("/singleplayer/scav/traitorscavhostile", traitor_chance);
+    let router = airdrop::routes(router);
+    plugin_settings::routes(router)
 }
 
 /// SPT's config values for a raid, for a database without them.
