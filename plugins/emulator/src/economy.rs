@@ -14,7 +14,7 @@
 
 use crate::ids;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Grid, Refused, count, item, set_count, write};
+use crate::profile::inventory::{Changes, Grid, Refused, count, is_root, item, set_count, write};
 use crate::profile::shape::INDEX;
 use crate::progression;
 use crate::templates::{ROUBLES, Templates, handbook_prices, tpl};
@@ -356,6 +356,95 @@ pub(crate) fn take_money(
             changes.removed(&id);
         } else {
             set_count(&mut stack, units - take);
+            write(doc, templates, &id, Some(stack))?;
+            changes.changed(&id);
+        }
+    }
+    Ok(())
+}
+
+/// The most stacks one payment may name (a purchase pays with a handful).
+pub(crate) const MAX_PAYMENT_STACKS: usize = 64;
+
+/// One stack a player pays with: its id, the stack as it is, and the units named (or planned) from it.
+pub(crate) type Paying = (String, Value, u64);
+
+/// The stacks a purchase names as payment (`[{id, count}]`: a trader's `scheme_items`, a flea offer's
+/// `items`, a suit's `items`), each checked (the player's, not a root, named once, holding what is
+/// named, of a template the price asks for) and together covering `price`.
+pub(crate) fn named_payment(
+    doc: &mut Doc,
+    named: &[Value],
+    price: &BTreeMap<String, u64>,
+) -> Result<Vec<Paying>, Refused> {
+    if named.len() > MAX_PAYMENT_STACKS {
+        return Err(format!("a purchase names at most {MAX_PAYMENT_STACKS} payment stacks").into());
+    }
+    let mut payment: Vec<Paying> = Vec::new();
+    let mut offered: BTreeMap<String, u64> = BTreeMap::new();
+    for named in named {
+        let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
+        let amount = named["count"].as_u64().filter(|n| *n >= 1).ok_or("a payment's `count` must be at least 1")?;
+        let stack = item(doc, id)?.ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
+        if is_root(doc, id)? || payment.iter().any(|(p, _, _)| p == id) {
+            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)").into());
+        }
+        if count(&stack) < amount {
+            return Err(format!("payment stack {id} holds {}, not {amount}", count(&stack)).into());
+        }
+        if !price.contains_key(tpl(&stack)) {
+            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&stack)).into());
+        }
+        let sum = offered.entry(tpl(&stack).to_owned()).or_insert(0);
+        *sum = sum.saturating_add(amount);
+        payment.push((id.to_owned(), stack, amount));
+    }
+    for (what, cost) in price {
+        let have = offered.get(what).copied().unwrap_or(0);
+        if have < *cost {
+            return Err(format!("the price is {cost} of {what}; the payment names {have}").into());
+        }
+    }
+    Ok(payment)
+}
+
+/// Takes exactly `price` from `payment` (checked by [`named_payment`]), stack by stack in the order
+/// named.
+pub(crate) fn pay(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    payment: Vec<Paying>,
+    price: &BTreeMap<String, u64>,
+) -> Result<(), Refused> {
+    let mut due = price.clone();
+    let mut plan = Vec::new();
+    for (id, stack, amount) in payment {
+        let Some(owed) = due.get_mut(tpl(&stack)) else { continue };
+        let take = amount.min(*owed);
+        *owed -= take;
+        plan.push((id, stack, take));
+    }
+    spend(doc, templates, changes, plan)
+}
+
+/// Takes the planned units from each stack (at most what it holds); an emptied stack is removed.
+pub(crate) fn spend(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    plan: Vec<Paying>,
+) -> Result<(), Refused> {
+    for (id, mut stack, take) in plan {
+        if take == 0 {
+            continue;
+        }
+        let rest = count(&stack).saturating_sub(take);
+        if rest == 0 {
+            write(doc, templates, &id, None)?;
+            changes.removed(&id);
+        } else {
+            set_count(&mut stack, rest);
             write(doc, templates, &id, Some(stack))?;
             changes.changed(&id);
         }

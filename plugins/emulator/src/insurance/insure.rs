@@ -10,8 +10,9 @@
 //! inserts are insured with it, as SPT does, at no charge.
 
 use super::{Handbook, Pricing};
+use crate::economy;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Outcome, Refused, children, count, is_root, item, set_count, write};
+use crate::profile::inventory::{Changes, Outcome, Refused, children, count, is_root, item};
 use crate::profile::shape::INDEX;
 use crate::templates::{ROUBLES, Templates, tpl};
 use modhost_sdk::db;
@@ -165,16 +166,5 @@ fn pay(doc: &mut Doc, templates: &mut Templates, changes: &mut Changes, price: u
     if due > 0 {
         return Err(format!("insuring costs {price} roubles; the stash holds {}", price - due).into());
     }
-    for (id, mut stack, take) in plan {
-        let rest = count(&stack) - take;
-        if rest == 0 {
-            write(doc, templates, &id, None)?;
-            changes.removed(&id);
-        } else {
-            set_count(&mut stack, rest);
-            write(doc, templates, &id, Some(stack))?;
-            changes.changed(&id);
-        }
-    }
-    Ok(())
+    economy::spend(doc, templates, changes, plan)
 }

@@ -18,10 +18,11 @@
 //! player buys in the profile document itself, under [`UNLOCKS`] (never sent to the client as part of
 //! the character), and the customization routes read both ([`bought`]).
 
+use crate::economy;
 use crate::menu::quests::status;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Outcome, Refused, count, is_root, item, set_count, subtree, write};
-use crate::templates::{Templates, tpl};
+use crate::profile::inventory::{Changes, Outcome, Refused};
+use crate::templates::Templates;
 use modhost_sdk::{Result, db, store};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -151,58 +152,8 @@ fn pay(
     price: &BTreeMap<String, u64>,
 ) -> Outcome {
     let named = action["items"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if named.len() > MAX_PAYMENT {
-        return Err(format!("a purchase names at most {MAX_PAYMENT} payment stacks").into());
-    }
-    let mut stacks: Vec<(String, Value, u64)> = Vec::new();
-    let mut offered: BTreeMap<String, u64> = BTreeMap::new();
-    for named in named {
-        let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
-        let amount = named["count"].as_u64().filter(|n| *n >= 1).ok_or("a payment's `count` must be at least 1")?;
-        let stack = item(doc, id)?.ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
-        if is_root(doc, id)? || stacks.iter().any(|(p, _, _)| p == id) {
-            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)").into());
-        }
-        if count(&stack) < amount {
-            return Err(format!("payment stack {id} holds {}, not {amount}", count(&stack)).into());
-        }
-        if !price.contains_key(tpl(&stack)) {
-            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&stack)).into());
-        }
-        let sum = offered.entry(tpl(&stack).to_owned()).or_insert(0);
-        *sum = sum.saturating_add(amount);
-        stacks.push((id.to_owned(), stack, amount));
-    }
-    for (what, cost) in price {
-        let have = offered.get(what).copied().unwrap_or(0);
-        if have < *cost {
-            return Err(format!("the price is {cost} of {what}; the payment names {have}").into());
-        }
-    }
-    let mut due = price.clone();
-    for (id, mut stack, amount) in stacks {
-        let Some(owed) = due.get_mut(tpl(&stack)) else { continue };
-        let take = amount.min(*owed);
-        *owed -= take;
-        if take == 0 {
-            continue;
-        }
-        let rest = count(&stack) - take;
-        if rest > 0 {
-            set_count(&mut stack, rest);
-            write(doc, templates, &id, Some(stack))?;
-            changes.changed(&id);
-        } else {
-            let gone = subtree(doc, &id)?;
-            for removed in gone.iter().rev() {
-                write(doc, templates, removed, None)?;
-            }
-            for removed in &gone {
-                changes.removed(removed);
-            }
-        }
-    }
-    Ok(())
+    let payment = economy::named_payment(doc, named, price)?;
+    economy::pay(doc, templates, changes, payment, price)
 }
 
 /// `CustomizationSet {customizations: [{id, type, source}]}`.

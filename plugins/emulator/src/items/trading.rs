@@ -22,15 +22,12 @@ use crate::economy::{self, MONEY, Prices};
 use crate::ids;
 use crate::menu::traders::{bought_since, hidden_offers, last_resupply, ties_any};
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Grid, Outcome, Refused, copy_parts, count, is_root, item, set_count, write};
+use crate::profile::inventory::{Changes, Grid, Outcome, Refused, copy_parts, count, item, set_count, write};
 use crate::profile::shape::INDEX;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-
-/// The most stacks one purchase may name as payment.
-const MAX_PAYMENT_STACKS: usize = 64;
 
 /// `TradingConfirm {type, …}`.
 pub(crate) fn confirm(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
@@ -82,7 +79,8 @@ fn price(tid: &str, offer: &str, scheme: u64, count: u64) -> Result<BTreeMap<Str
 fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     let offer = offer(doc, action)?;
     let price = price(offer.tid, offer.id, action["scheme_id"].as_u64().unwrap_or(0), offer.wanted)?;
-    let payment = payment(doc, action, &price)?;
+    let named = action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let payment = economy::named_payment(doc, named, &price)?;
     let parts = parts(&offer.assort, offer.at);
     let delivery = delivery(doc, templates, &offer, &parts, &payment)?;
     for record in ["TradersInfo", "TraderPurchases"] {
@@ -93,7 +91,7 @@ fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut C
 
     // Checked: take the payment, then give the goods.
     let delivery_goods = delivery.goods.clone();
-    pay(doc, templates, changes, payment, &price)?;
+    economy::pay(doc, templates, changes, payment, &price)?;
     deliver(doc, templates, changes, delivery, &offer, &parts)?;
 
     let purchase = json!({ "count": offer.bought.saturating_add(offer.wanted), "purchaseTimestamp": clock::now() });
@@ -178,43 +176,6 @@ fn offer<'a>(doc: &mut Doc, action: &'a Value) -> Result<Offer<'a>, Refused> {
     Ok(Offer { tid, id, wanted, assort, at, bought })
 }
 
-/// One stack the player pays with: its id, the stack as it is, and the units named from it.
-type Paying = (String, Value, u64);
-
-/// The stacks the purchase names as payment, each checked (in the profile, not a root, holding what
-/// is named, of a template the price asks for), and together covering the price.
-fn payment(doc: &mut Doc, action: &Value, price: &BTreeMap<String, u64>) -> Result<Vec<Paying>, Refused> {
-    let named = action["scheme_items"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if named.len() > MAX_PAYMENT_STACKS {
-        return Err(format!("a purchase names at most {MAX_PAYMENT_STACKS} payment stacks").into());
-    }
-    let mut payment: Vec<Paying> = Vec::new();
-    let mut offered: BTreeMap<String, u64> = BTreeMap::new();
-    for named in named {
-        let id = named["id"].as_str().ok_or("a payment names no stack `id`")?;
-        let amount = named["count"].as_u64().filter(|n| *n >= 1).ok_or("a payment's `count` must be at least 1")?;
-        let stack = item(doc, id)?.ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
-        if is_root(doc, id)? || payment.iter().any(|(p, _, _)| p == id) {
-            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)").into());
-        }
-        if count(&stack) < amount {
-            return Err(format!("payment stack {id} holds {}, not {amount}", count(&stack)).into());
-        }
-        if !price.contains_key(tpl(&stack)) {
-            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&stack)).into());
-        }
-        *offered.entry(tpl(&stack).to_owned()).or_insert(0) += amount;
-        payment.push((id.to_owned(), stack, amount));
-    }
-    for (tpl, cost) in price {
-        let have = offered.get(tpl.as_str()).copied().unwrap_or(0);
-        if have < *cost {
-            return Err(format!("the price is {cost} of {tpl}; the payment names {have}").into());
-        }
-    }
-    Ok(payment)
-}
-
 /// Where the goods go, planned before anything changes.
 struct Delivery {
     stash: String,
@@ -233,7 +194,7 @@ fn delivery(
     templates: &mut Templates,
     offer: &Offer,
     parts: &[&Value],
-    payment: &[Paying],
+    payment: &[economy::Paying],
 ) -> Result<Delivery, Refused> {
     let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
     let goods = tpl(offer.item()).to_owned();
@@ -273,39 +234,6 @@ fn delivery(
         left -= units;
     }
     Ok(Delivery { stash, goods, top_ups, stacks })
-}
-
-/// Takes the price from the payment stacks, in the order named; an emptied stack is removed.
-fn pay(
-    doc: &mut Doc,
-    templates: &mut Templates,
-    changes: &mut Changes,
-    payment: Vec<Paying>,
-    price: &BTreeMap<String, u64>,
-) -> Outcome {
-    let mut due = price.clone();
-    let mut emptied = Vec::new();
-    for (id, mut stack, amount) in payment {
-        let Some(owed) = due.get_mut(tpl(&stack)) else { continue };
-        let take = amount.min(*owed);
-        *owed -= take;
-        let rest = count(&stack) - take;
-        if take == 0 {
-            continue;
-        }
-        if rest == 0 {
-            emptied.push(id);
-        } else {
-            set_count(&mut stack, rest);
-            write(doc, templates, &id, Some(stack))?;
-            changes.changed(&id);
-        }
-    }
-    for id in &emptied {
-        write(doc, templates, id, None)?;
-        changes.removed(id);
-    }
-    Ok(())
 }
 
 /// Gives the goods as planned: top-ups, then new stacks with the offer's parts under each.

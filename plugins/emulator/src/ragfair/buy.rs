@@ -17,19 +17,17 @@
 use super::offers;
 use super::player::is_trader;
 use crate::clock;
+use crate::economy;
 use crate::ids;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Grid, Outcome, Refused, count, is_root, item, set_count, write};
-use crate::templates::{Templates, tpl};
+use crate::profile::inventory::{Changes, Grid, Outcome, Refused, write};
+use crate::templates::Templates;
 use modhost_sdk::Error;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The most offers one purchase names (the client buys one at a time).
 const MAX_OFFERS: usize = 16;
-/// The most stacks one offer's payment names.
-const MAX_PAYMENT_STACKS: usize = 64;
-
 /// `RagFairBuyOffer {offers: [{id, count, items: [{id, count}]}]}`.
 pub(crate) fn buy(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     let asked = action["offers"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -90,7 +88,8 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
     }
     let times = if one_piece { 1 } else { wanted };
     let price = price(&offer, times)?;
-    let payment = payment(doc, asked, &price)?;
+    let named = asked["items"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let payment = economy::named_payment(doc, named, &price)?;
     let goods = offers::sells(&offer).ok_or("the offer sells nothing")?.to_owned();
     let items = offer["items"].as_array().cloned().unwrap_or_default();
     let parts: Vec<&Value> = items.iter().filter(|i| i["_id"] != offer["root"]).collect();
@@ -105,7 +104,7 @@ fn buy_one(doc: &mut Doc, asked: &Value, templates: &mut Templates, changes: &mu
         Err(Error::Conflict(_)) => return Err(format!("offer {id} changed while buying it; try again").into()),
         Err(other) => return Err(other.into()),
     }
-    pay(doc, templates, changes, payment, &price)?;
+    economy::pay(doc, templates, changes, payment, &price)?;
     if let Some(trader) = &trader {
         doc.set(&["TraderPurchases", trader, id], json!({ "count": bought + wanted, "purchaseTimestamp": now }))?;
     }
@@ -152,42 +151,6 @@ fn price(offer: &Value, times: u64) -> Result<BTreeMap<String, u64>, Refused> {
     Ok(price)
 }
 
-type Paying = (String, Value, u64);
-
-/// The named payment stacks, each the buyer's, not a root, named once, holding what is named, of a
-/// template the price asks; together covering the price.
-fn payment(doc: &mut Doc, asked: &Value, price: &BTreeMap<String, u64>) -> Result<Vec<Paying>, Refused> {
-    let named = asked["items"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if named.len() > MAX_PAYMENT_STACKS {
-        return Err(format!("a purchase names at most {MAX_PAYMENT_STACKS} payment stacks").into());
-    }
-    let mut out: Vec<Paying> = Vec::new();
-    let mut offered: BTreeMap<String, u64> = BTreeMap::new();
-    for n in named {
-        let id = n["id"].as_str().ok_or("a payment names no stack `id`")?;
-        let amount = n["count"].as_u64().filter(|c| *c >= 1).ok_or("a payment's `count` must be at least 1")?;
-        let stack = item(doc, id)?.ok_or_else(|| format!("payment stack {id} is not in this profile"))?;
-        if is_root(doc, id)? || out.iter().any(|(p, _, _)| p == id) {
-            return Err(format!("payment stack {id} cannot pay (a root container, or named twice)").into());
-        }
-        if count(&stack) < amount {
-            return Err(format!("payment stack {id} holds {}, not {amount}", count(&stack)).into());
-        }
-        if !price.contains_key(tpl(&stack)) {
-            return Err(format!("payment stack {id} ({}) is not part of the price", tpl(&stack)).into());
-        }
-        *offered.entry(tpl(&stack).to_owned()).or_insert(0) += amount;
-        out.push((id.to_owned(), stack, amount));
-    }
-    for (t, cost) in price {
-        let have = offered.get(t).copied().unwrap_or(0);
-        if have < *cost {
-            return Err(format!("the price is {cost} of {t}; the payment names {have}").into());
-        }
-    }
-    Ok(out)
-}
-
 /// Where the goods go: new stacks first-fit in the stash grid, each up to the stack size (one unit
 /// when the item carries parts).
 fn places(
@@ -210,33 +173,4 @@ fn places(
         left -= n;
     }
     Ok(out)
-}
-
-/// Takes exactly the price from the payment stacks, in the order named; an emptied stack goes.
-fn pay(
-    doc: &mut Doc,
-    templates: &mut Templates,
-    changes: &mut Changes,
-    payment: Vec<Paying>,
-    price: &BTreeMap<String, u64>,
-) -> Outcome {
-    let mut due = price.clone();
-    for (id, mut stack, amount) in payment {
-        let Some(owed) = due.get_mut(tpl(&stack)) else { continue };
-        let take = amount.min(*owed);
-        if take == 0 {
-            continue;
-        }
-        *owed -= take;
-        let rest = count(&stack) - take;
-        if rest == 0 {
-            write(doc, templates, &id, None)?;
-            changes.removed(&id);
-        } else {
-            set_count(&mut stack, rest);
-            write(doc, templates, &id, Some(stack))?;
-            changes.changed(&id);
-        }
-    }
-    Ok(())
 }

@@ -27,6 +27,7 @@ use super::offers::{self, MEMBER_TRADER};
 use super::rules::{self, Rng};
 use super::selling;
 use crate::clock;
+use crate::economy;
 use crate::ids;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused, count, is_root, item, set_count, subtree, write};
@@ -138,7 +139,7 @@ pub(crate) fn add(doc: &mut Doc, action: &Value, templates: &mut Templates, chan
             changes.removed(part);
         }
     }
-    pay(doc, templates, changes, paying)?;
+    economy::spend(doc, templates, changes, paying)?;
 
     let nickname = doc.get(&["Info", "Nickname"])?;
     let aid = doc.get(&["aid"])?;
@@ -237,22 +238,6 @@ fn roubles(doc: &mut Doc, fee: u64, except: &[&String]) -> Result<Vec<(String, V
         return Err(format!("the fee is {fee} roubles; this player has {} to pay it with", fee - left).into());
     }
     Ok(out)
-}
-
-/// Takes the planned units from the rouble stacks; an emptied one is removed.
-fn pay(doc: &mut Doc, templates: &mut Templates, changes: &mut Changes, paying: Vec<(String, Value, u64)>) -> Outcome {
-    for (id, mut stack, take) in paying {
-        let rest = count(&stack) - take;
-        if rest == 0 {
-            write(doc, templates, &id, None)?;
-            changes.removed(&id);
-        } else {
-            set_count(&mut stack, rest);
-            write(doc, templates, &id, Some(stack))?;
-            changes.changed(&id);
-        }
-    }
-    Ok(())
 }
 
 /// The answer's `ragFairOffers` (the offer as the client reads it) and `RagfairInfo`.
@@ -357,7 +342,7 @@ pub(crate) fn renew(doc: &mut Doc, action: &Value, templates: &mut Templates, ch
     let asked = offer["requirementsCost"].as_f64().unwrap_or(0.0);
     let fee = if rules.fees { fees::tax(rules, worth, asked, quantity, one_piece, commission) } else { 0 };
     let paying = roubles(doc, fee, &[])?;
-    pay(doc, templates, changes, paying)?;
+    economy::spend(doc, templates, changes, paying)?;
     store::doc_patch("flea.pending", "", &json!({ id.clone(): uid }))?;
     doc.set(&[MARKERS, &id, "offer", "endTime"], json!(ends + hours * 3600))?;
     let offer = doc.get(&[MARKERS, &id, "offer"])?;
