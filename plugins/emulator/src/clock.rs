@@ -21,6 +21,20 @@ pub(crate) fn now() -> u64 {
     wall.saturating_add_signed(offset())
 }
 
+/// The UTC calendar date of `at` seconds since the epoch, `(year, month, day)`, by Howard Hinnant's
+/// days-to-civil (the game writes dates in SPT's text forms: a raid's, an insurance letter's).
+pub(crate) fn civil(at: u64) -> (i64, i64, i64) {
+    let days = (at / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
 /// Read once per instance: `now` is called per item on some paths (each generated bot's
 /// `UpdateTime`), and an instance serves one request (a reused one, its generation's requests: a db
 /// reload makes a new generation, so it reads the new offset).

@@ -258,16 +258,7 @@ fn storage(config: &Value, terms: &Value) -> u64 {
 
 /// SPT's mail date, `dd.MM.yyyy` (UTC), of `at` seconds since the epoch.
 fn mail_date(at: u64) -> String {
-    // Howard Hinnant's days-to-civil.
-    let days = (at / 86_400) as i64 + 719_468;
-    let era = days.div_euclid(146_097);
-    let doe = days - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = clock::civil(at);
     format!("{day:02}.{month:02}.{year:04}")
 }
 

@@ -39,7 +39,7 @@ pub(crate) mod scav;
 
 use loot::{Issued, Rng};
 
-use crate::clock::now;
+use crate::clock::{self, now};
 use crate::ids::new_id;
 use crate::input;
 use crate::profile::{self, player};
@@ -260,17 +260,8 @@ fn raid_time(req: &Request) -> Result<Response> {
 
 /// The civil date and time of a Unix timestamp: `("YYYY-MM-DD", "HH:MM:SS")`.
 fn date_time(ts: u64) -> (String, String) {
-    let (days, secs) = ((ts / 86_400) as i64, ts % 86_400);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = clock::civil(ts);
+    let secs = ts % 86_400;
     (format!("{year:04}-{month:02}-{day:02}"), format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60))
 }
 
