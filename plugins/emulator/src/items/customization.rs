@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The profile member holding the suits the player bought (SPT's `CustomisationStorage` entries).
-pub(crate) const UNLOCKS: &str = "_unlocks";
+pub(crate) use crate::profile::shape::UNLOCKS;
 /// SPT's categories of suits: the upper body and the legs.
 const UPPER: &str = "5cd944ca1388ce03a44dc2a4";
 const LOWER: &str = "5cd944d01388ce000a659df9";

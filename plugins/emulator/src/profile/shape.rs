@@ -31,6 +31,12 @@ pub(crate) const INDEX: &str = "_modhost";
 /// The member holding the player's mailbox (`mail/mailbox.rs`), kept in the profile so taking an
 /// attachment is one write with the stash; never sent as part of the character.
 pub(crate) const MAIL: &str = "_mail";
+/// The member holding the suits the player bought (`items/customization.rs`), in the profile so the
+/// payment and the unlock are one write; never sent as part of the character.
+pub(crate) const UNLOCKS: &str = "_unlocks";
+/// The member holding the player's own flea offers (`ragfair/player.rs`): `<offer id>` =
+/// `{offer, paid}`, shown to the client as `RagfairInfo.offers`.
+pub(crate) const FLEA: &str = "_flea";
 
 /// One index entry: its path and its value.
 pub(crate) type Entry = (Vec<String>, Value);
@@ -111,6 +117,38 @@ pub(crate) fn stored(mut profile: Value, templates: &mut Templates) -> Value {
     profile
 }
 
+/// The client's `RagfairInfo` of a stored profile: [`FLEA`] becomes its `offers` (SPT's array), with
+/// SPT's defaults for a profile that never listed one.
+fn ragfair_info(profile: &mut Value) {
+    let markers = match profile.as_object_mut().and_then(|m| m.shift_remove(FLEA)) {
+        Some(Value::Object(markers)) => markers,
+        // A profile in SPT's shape keeps its own list.
+        _ if profile["RagfairInfo"]["offers"].is_array() => return,
+        _ => Map::new(),
+    };
+    if !profile["RagfairInfo"].is_object() {
+        profile["RagfairInfo"] = json!({});
+    }
+    let info = &mut profile["RagfairInfo"];
+    if !info["rating"].is_number() {
+        info["rating"] = json!(0.0);
+    }
+    if !info["isRatingGrowing"].is_boolean() {
+        info["isRatingGrowing"] = json!(true);
+    }
+    info["offers"] = Value::Array(markers.values().map(|m| public_offer(&m["offer"])).collect());
+}
+
+/// A flea offer as the client reads it: SPT's `RagfairOffer`, without the game's own (`_`-prefixed)
+/// members.
+pub(crate) fn public_offer(offer: &Value) -> Value {
+    let mut out = offer.clone();
+    if let Some(members) = out.as_object_mut() {
+        members.retain(|name, _| !name.starts_with('_') || name == "_id");
+    }
+    out
+}
+
 /// A profile in SPT's shape, as the client reads it: the items as an array, in the order they were
 /// added, and no indexes or mailbox (`mail/mailbox.rs`; the mail routes answer it). A profile still in
 /// SPT's shape passes unchanged.
@@ -118,9 +156,9 @@ pub(crate) fn spt(mut profile: Value) -> Value {
     if let Some(members) = profile.as_object_mut() {
         members.shift_remove(INDEX);
         members.shift_remove(MAIL);
-        members.shift_remove(crate::items::customization::UNLOCKS);
+        members.shift_remove(UNLOCKS);
     }
-    crate::ragfair::player::for_client(&mut profile);
+    ragfair_info(&mut profile);
     if profile["Inventory"]["items"].is_object() {
         let Value::Object(items) = profile["Inventory"]["items"].take() else { unreachable!("checked an object") };
         profile["Inventory"]["items"] = Value::Array(items.into_iter().map(|(_, item)| item).collect());

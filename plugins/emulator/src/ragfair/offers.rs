@@ -281,10 +281,4 @@ pub(crate) fn by_int(int: u64) -> Result<Option<String>> {
 }
 
 /// The offer as the client reads it: SPT's `RagfairOffer`, without the game's own members.
-pub(crate) fn for_client(offer: &Value) -> Value {
-    let mut out = offer.clone();
-    if let Some(members) = out.as_object_mut() {
-        members.retain(|name, _| !name.starts_with('_') || name == "_id");
-    }
-    out
-}
+pub(crate) use crate::profile::shape::public_offer as for_client;

@@ -34,10 +34,10 @@ use crate::profile::inventory::{Changes, Outcome, Refused, count, is_root, item,
 use crate::profile::shape::INDEX;
 use crate::templates::{ROUBLES, Templates, tpl};
 use modhost_sdk::store;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The profile member holding the player's offers.
-pub(crate) const MARKERS: &str = "_flea";
+pub(crate) use crate::profile::shape::FLEA as MARKERS;
 /// The most stacks one offer lists (SPT's client lists a handful at most).
 const MAX_LISTED: usize = 64;
 /// The most requirements one offer asks (the client offers three).
@@ -263,27 +263,6 @@ pub(crate) fn client_info(doc: &mut Doc) -> Result<Value, Refused> {
         _ => Vec::new(),
     };
     Ok(json!({ "rating": rating, "isRatingGrowing": growing, "offers": offers }))
-}
-
-/// The client's view of a stored profile: `_flea` becomes `RagfairInfo.offers` (SPT's array).
-pub(crate) fn for_client(profile: &mut Value) {
-    let markers = match profile.as_object_mut().and_then(|m| m.shift_remove(MARKERS)) {
-        Some(Value::Object(markers)) => markers,
-        // A profile in SPT's shape keeps its own list.
-        _ if profile["RagfairInfo"]["offers"].is_array() => return,
-        _ => Map::new(),
-    };
-    if !profile["RagfairInfo"].is_object() {
-        profile["RagfairInfo"] = json!({});
-    }
-    let info = &mut profile["RagfairInfo"];
-    if !info["rating"].is_number() {
-        info["rating"] = json!(0.0);
-    }
-    if !info["isRatingGrowing"].is_boolean() {
-        info["isRatingGrowing"] = json!(true);
-    }
-    info["offers"] = Value::Array(markers.values().map(|m| offers::for_client(&m["offer"])).collect());
 }
 
 /// The player's own offer `id` (its marker), or why not.
