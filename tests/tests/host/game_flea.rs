@@ -227,7 +227,9 @@ async fn buying_takes_exactly_the_price_and_every_refusal_changes_nothing() {
     let all = market(&p).await;
     let money = p.units(ROUBLES).await;
     let trader_left = by_id(&p, TRADER_RIFLE).await["quantity"].as_u64().unwrap();
-    let simulated = all.iter().find(|o| o["user"]["memberType"] == 0).unwrap().clone();
+    // A simulated seller's offer in roubles (about one in five asks dollars or euros, as SPT's mix).
+    let simulated =
+        all.iter().find(|o| o["user"]["memberType"] == 0 && o["requirements"][0]["_tpl"] == ROUBLES).unwrap().clone();
     let (sim_id, sim_left) = (simulated["_id"].as_str().unwrap(), simulated["quantity"].as_u64().unwrap());
     let sim_price = simulated["requirements"][0]["count"].as_u64().unwrap();
 
