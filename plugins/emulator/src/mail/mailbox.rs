@@ -168,7 +168,9 @@ fn prune(doc: &mut Doc, dialogue: &str, now: u64) -> Result<(), Error> {
         .filter(|(_, m)| live_items(m, now).is_empty())
         .map(|(id, m)| (m["dt"].as_u64().unwrap_or(0), id))
         .collect();
-    droppable.sort();
+    // Oldest first; letters of one second keep the order they were written in (the store keeps a
+    // document's members in insertion order, and the sort is stable).
+    droppable.sort_by_key(|(dt, _)| *dt);
     let excess = (messages.len() as u64).saturating_sub(MAX_DIALOGUE_MESSAGES * 3 / 4) as usize;
     let dropped: Vec<String> = droppable.into_iter().take(excess).map(|(_, id)| id.clone()).collect();
     for id in &dropped {
