@@ -23,7 +23,7 @@ use crate::menu::quests::status;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused};
 use crate::templates::Templates;
-use modhost_sdk::{Result, db, store};
+use modhost_sdk::db;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -42,12 +42,6 @@ const MAX_SET: usize = 16;
 const MAX_UNLOCKS: usize = 4_096;
 /// SPT's `QuestStatusEnum.Success`.
 const SUCCESS: u64 = 4;
-
-/// The suits player `uid` bought here, as the customization routes list them.
-pub(crate) fn bought(uid: &str) -> Result<Vec<Value>> {
-    let found = store::doc_get::<Value>(&format!("profile.{uid}"), UNLOCKS)?;
-    Ok(found.and_then(|(list, _)| list.as_array().cloned()).unwrap_or_default())
-}
 
 /// What the player owns of customizations: the database's defaults, `userdata`'s unlocks, and those
 /// bought here.

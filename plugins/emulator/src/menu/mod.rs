@@ -143,7 +143,7 @@ fn customization_storage(req: &Request) -> Result<Response> {
     let unlocks: Vec<Value> = match player(req, "the customization storage")? {
         Ok(uid) => {
             let mut unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
-            unlocks.extend(crate::items::customization::bought(&uid)?);
+            unlocks.extend(crate::profile::bought_suits(&uid)?);
             unlocks
         }
         Err(_) => Vec::new(),
@@ -163,7 +163,7 @@ fn customization_unlocks(req: &Request) -> Result<Response> {
         Err(answer) => return Ok(answer),
     };
     let mut unlocks: Vec<Value> = userdata(&uid, "customisationUnlocks")?.unwrap_or_default();
-    unlocks.extend(crate::items::customization::bought(&uid)?);
+    unlocks.extend(crate::profile::bought_suits(&uid)?);
     Ok(envelope::ok(&unlocks))
 }
 

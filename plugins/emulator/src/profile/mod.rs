@@ -106,6 +106,12 @@ pub(crate) fn doc_read<T: DeserializeOwned>(key: &str, path: &[&str]) -> Result<
         .map_err(|e| modhost_sdk::Error::Invalid(format!("`{}` in {key}: {e}", path.join("."))))
 }
 
+/// The suits player `uid` bought (`items/customization.rs`), as the customization routes list them.
+pub(crate) fn bought_suits(uid: &str) -> Result<Vec<Value>> {
+    let found = store::doc_get::<Value>(&format!("profile.{uid}"), shape::UNLOCKS)?;
+    Ok(found.and_then(|(list, _)| list.as_array().cloned()).unwrap_or_default())
+}
+
 /// A member of the player's `userdata.<uid>` document (SPT's full-profile members).
 pub(crate) fn userdata<T: DeserializeOwned>(uid: &str, member: &str) -> Result<Option<T>> {
     doc_read(&format!("userdata.{uid}"), &[member])
