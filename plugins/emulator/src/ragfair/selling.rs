@@ -24,7 +24,6 @@
 //! items), a thousand offers a firing until it has caught up.
 
 use super::offers;
-use super::player::MARKERS;
 use super::rules::{self, Rng, Rules};
 use crate::clock;
 use crate::events;
@@ -32,6 +31,7 @@ use crate::ids;
 use crate::mail::mailbox::{self, Letter, kind};
 use crate::notify;
 use crate::profile::doc::Doc;
+use crate::profile::shape::FLEA as MARKERS;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::timers::Fired;
 use modhost_sdk::{Error, Result, push, store};
