@@ -147,7 +147,7 @@ pub(crate) fn list(req: &Request) -> Result<Response> {
     if let Some(uid) = uid
         && let Some(pmc) = load(&uid)?
     {
-        profiles.push(crate::health::shown(shape::spt(pmc)));
+        profiles.push(crate::hideout::shown(crate::health::shown(shape::spt(pmc))));
         if let Some(scav) = scav::for_list(&uid)? {
             profiles.push(scav);
         }

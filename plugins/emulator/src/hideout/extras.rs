@@ -1,0 +1,26 @@
+//! See `hideout/mod.rs`: not written yet.
+
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Changes, Outcome};
+use crate::templates::Templates;
+use serde_json::Value;
+
+/// Not supported yet.
+pub(crate) fn shooting_range(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn quick_time_event(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn customization_apply(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn mannequin_pose(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}

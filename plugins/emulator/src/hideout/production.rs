@@ -1,0 +1,41 @@
+//! See `hideout/mod.rs`: not written yet.
+
+use crate::profile::doc::Doc;
+use crate::profile::inventory::{Changes, Outcome};
+use crate::templates::Templates;
+use serde_json::Value;
+
+/// Not supported yet.
+pub(crate) fn single_start(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn continuous_start(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn scav_case_start(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn circle_start(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn take(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn cancel(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}
+
+/// Not supported yet.
+pub(crate) fn delete(_: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+    Err(format!("the action `{}` is not supported yet", action["Action"].as_str().unwrap_or_default()).into())
+}

@@ -1,0 +1,51 @@
+//! The hideout as the profile stores it: SPT's `Hideout` (`Areas`, `Production`, `Improvements`,
+//! `Customization`, `MannequinPoses`, `HideoutCounters`, …) as it was at its
+//! `sptUpdateLastRunTimestamp` (the anchor). Time passing is `simulate::advance`, a pure function of
+//! the anchored state, the profile's bonuses and skills, and the elapsed time: what the game shows is
+//! the stored state advanced to now ([`current`], [`shown`]) and reading writes nothing, so a server
+//! that was off for six hours shows what one kept running would. An action that changes the hideout
+//! first stores the state advanced to now ([`settle`]), changes it, and writes it back ([`store`]).
+
+use super::simulate;
+use crate::clock;
+use crate::profile::doc::Doc;
+use modhost_sdk::{Error, Result};
+use serde_json::Value;
+
+/// The member of `Hideout` that holds the anchor's time, in seconds of the game's clock.
+pub(crate) const ANCHOR: &str = "sptUpdateLastRunTimestamp";
+
+/// The batch's profile's hideout as it is now; nothing is written.
+#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
+pub(crate) fn current(doc: &mut Doc) -> Result<Value> {
+    let mut hideout = doc.get(&["Hideout"])?;
+    if !hideout.is_object() {
+        return Err(Error::Invalid("the profile has no `Hideout`".into()));
+    }
+    let context = simulate::Context { bonuses: doc.get(&["Bonuses"])?, skills: doc.get(&["Skills"])? };
+    simulate::advance(&mut hideout, &context, clock::now());
+    Ok(hideout)
+}
+
+/// Stores the hideout as it is now (advanced) and answers it: what an action then changes.
+#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
+pub(crate) fn settle(doc: &mut Doc) -> Result<Value> {
+    let hideout = current(doc)?;
+    store(doc, hideout.clone())?;
+    Ok(hideout)
+}
+
+/// Writes `hideout` (a settled hideout an action changed) back to the batch's profile.
+#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
+pub(crate) fn store(doc: &mut Doc, hideout: Value) -> Result<()> {
+    doc.set(&["Hideout"], hideout)
+}
+
+/// A profile in SPT's shape with its hideout shown as it is now (the profile list).
+pub(crate) fn shown(mut profile: Value) -> Value {
+    if profile["Hideout"].is_object() {
+        let context = simulate::Context { bonuses: profile["Bonuses"].clone(), skills: profile["Skills"].clone() };
+        simulate::advance(&mut profile["Hideout"], &context, clock::now());
+    }
+    profile
+}
