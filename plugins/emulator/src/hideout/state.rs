@@ -16,7 +16,6 @@ use serde_json::Value;
 pub(crate) const ANCHOR: &str = "sptUpdateLastRunTimestamp";
 
 /// The batch's profile's hideout as it is now; nothing is written.
-#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
 pub(crate) fn current(doc: &mut Doc) -> Result<Value> {
     let mut hideout = doc.get(&["Hideout"])?;
     if !hideout.is_object() {
@@ -36,7 +35,6 @@ pub(crate) fn settle(doc: &mut Doc) -> Result<Value> {
 }
 
 /// Writes `hideout` (a settled hideout an action changed) back to the batch's profile.
-#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
 pub(crate) fn store(doc: &mut Doc, hideout: Value) -> Result<()> {
     doc.set(&["Hideout"], hideout)
 }
