@@ -23,7 +23,7 @@
 pub(crate) mod areas;
 pub(crate) mod extras;
 pub(crate) mod production;
-mod simulate;
+pub(crate) mod simulate;
 pub(crate) mod slots;
 pub(crate) mod state;
 

@@ -1,8 +1,10 @@
 //! Time passing in the hideout, as a pure function of the stored state (`state.rs`) and the elapsed
 //! time. Today: the anchor moves to `to`; nothing else changes yet.
 
-use super::state::ANCHOR;
 use serde_json::{Value, json};
+
+/// The member of `Hideout` that holds the anchor's time, in seconds of the game's clock.
+pub(crate) const ANCHOR: &str = "sptUpdateLastRunTimestamp";
 
 /// What the simulation reads from the rest of the profile.
 #[expect(dead_code, reason = "the simulation, being written, reads them")]

@@ -6,14 +6,11 @@
 //! that was off for six hours shows what one kept running would. An action that changes the hideout
 //! first stores the state advanced to now ([`settle`]), changes it, and writes it back ([`store`]).
 
-use super::simulate;
+use super::simulate::{self, ANCHOR};
 use crate::clock;
 use crate::profile::doc::Doc;
 use modhost_sdk::{Error, Result};
 use serde_json::Value;
-
-/// The member of `Hideout` that holds the anchor's time, in seconds of the game's clock.
-pub(crate) const ANCHOR: &str = "sptUpdateLastRunTimestamp";
 
 /// The batch's profile's hideout as it is now; nothing is written.
 pub(crate) fn current(doc: &mut Doc) -> Result<Value> {
@@ -39,11 +36,15 @@ pub(crate) fn store(doc: &mut Doc, hideout: Value) -> Result<()> {
     doc.set(&["Hideout"], hideout)
 }
 
-/// A profile in SPT's shape with its hideout shown as it is now (the profile list).
+/// A profile in SPT's shape with its hideout shown as it is now (the profile list). The shown
+/// hideout keeps the stored anchor: the client never reads it, and a profile read twice with nothing
+/// running in its hideout reads the same (a restart between the reads changes nothing).
 pub(crate) fn shown(mut profile: Value) -> Value {
     if profile["Hideout"].is_object() {
         let context = simulate::Context { bonuses: profile["Bonuses"].clone(), skills: profile["Skills"].clone() };
+        let anchor = profile["Hideout"][ANCHOR].clone();
         simulate::advance(&mut profile["Hideout"], &context, clock::now());
+        profile["Hideout"][ANCHOR] = anchor;
     }
     profile
 }
