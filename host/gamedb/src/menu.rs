@@ -178,9 +178,12 @@ fn hideout(db: &mut Map<String, Value>) {
             "id": id(110), "area": 23, "areaLevel": 1,
             "quickTimeEvents": [{"type": "ShrinkingCircle", "position": {"x": 0.5, "y": 0.25}, "speed": 2,
                                  "successRange": {"x": 0.45, "y": 0.1}, "key": "Mouse0", "startDelay": 0.8, "endDelay": 0.2}],
-            "requirements": [{"type": "Health", "bodyPartBuff": {"effectName": "Exhaustion", "bodyPart": "Chest"}}],
-            "results": {"singleSuccessEffect": {"type": "Skill", "skillId": "Strength", "rewardType": "Exp", "amount": 0.1},
-                        "finishEffect": {"type": "Skill", "skillId": "Strength", "rewardType": "Exp", "amount": 1}},
+            "requirements": [{"energy": 30, "hydration": 30, "type": "Health"},
+                             {"bodyPart": "Chest", "effectName": "Fracture", "excluded": true, "type": "BodyPartBuff"}],
+            "results": {"singleSuccessEffect": {"energy": -2, "hydration": -2, "rewardsRange": []},
+                        "singleFailEffect": {"energy": -4, "hydration": -4, "rewardsRange": []},
+                        "finishEffect": {"energy": 0, "hydration": 0,
+                                         "rewardsRange": [{"result": "Exit", "time": 86400, "type": "MusclePain"}]}},
         }]),
     );
     put(

@@ -24,7 +24,6 @@ pub(crate) fn current(doc: &mut Doc) -> Result<Value> {
 }
 
 /// Stores the hideout as it is now (advanced) and answers it: what an action then changes.
-#[expect(dead_code, reason = "the hideout's actions, being written, call it")]
 pub(crate) fn settle(doc: &mut Doc) -> Result<Value> {
     let hideout = current(doc)?;
     store(doc, hideout.clone())?;
