@@ -13,6 +13,7 @@
 use super::state;
 use crate::health;
 use crate::health::regen::number;
+use crate::menu::quests::status;
 use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome};
 use crate::templates::Templates;
@@ -176,11 +177,9 @@ fn customization(offer: &Value, quests: &Value) -> Result<(&'static str, String)
     }
     for condition in offer["conditions"].as_array().into_iter().flatten().filter(|c| c["conditionType"] == "Quest") {
         let target = condition["target"].as_str().unwrap_or_default();
-        let status = quests.as_array().into_iter().flatten().find(|q| q["qid"] == target).map(|q| q["status"].clone());
-        let met = status.is_some_and(|s| {
-            condition["status"]
-                .as_array()
-                .is_some_and(|wanted| wanted.iter().any(|w| quest_status(w) == quest_status(&s)))
+        let held = quests.as_array().into_iter().flatten().find(|q| q["qid"] == target).map(|q| q["status"].clone());
+        let met = held.is_some_and(|s| {
+            condition["status"].as_array().is_some_and(|wanted| wanted.iter().any(|w| status(w) == status(&s)))
         });
         if !met {
             return Err(format!("customization {id} needs quest {target} done"));
@@ -196,23 +195,6 @@ fn customization(offer: &Value, quests: &Value) -> Result<(&'static str, String)
     };
     let item = offer["itemId"].as_str().ok_or_else(|| format!("customization {id} names no item"))?;
     Ok((place, item.to_owned()))
-}
-
-/// A quest status as SPT's number, whether written as a number or by name.
-fn quest_status(status: &Value) -> Option<i64> {
-    const NAMES: [&str; 10] = [
-        "Locked",
-        "AvailableForStart",
-        "Started",
-        "AvailableForFinish",
-        "Success",
-        "Fail",
-        "FailRestartable",
-        "MarkedAsFailed",
-        "Expired",
-        "AvailableAfter",
-    ];
-    status.as_i64().or_else(|| status.as_str().and_then(|s| NAMES.iter().position(|n| *n == s)).map(|n| n as i64))
 }
 
 /// `HideoutCustomizationSetMannequinPose {poses: {mannequin: pose}}`.
