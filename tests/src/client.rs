@@ -145,7 +145,15 @@ impl Client {
 
     /// Sends one request and reads its answer.
     pub async fn send(&mut self, call: &Call) -> anyhow::Result<Reply> {
-        self.stream.write_all(&call.to_bytes()).await?;
+        if let Err(e) = self.stream.write_all(&call.to_bytes()).await {
+            // A server may answer before it has read the whole body (a 413 for a body over its cap) and
+            // close; the answer is then already here to read, as HTTP/1.1 clients are told to (RFC 9112
+            // §9.5). Only when there is none is the write's error the outcome.
+            if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) {
+                return self.read_reply().await.map_err(|_| e.into());
+            }
+            return Err(e.into());
+        }
         self.read_reply().await
     }
 
