@@ -6,9 +6,10 @@
 //! that was off for six hours shows what one kept running would. An action that changes the hideout
 //! first stores the state advanced to now ([`settle`]), changes it, and writes it back ([`store`]).
 
-use super::simulate::{self, ANCHOR};
+use super::simulate::{self, ANCHOR, BITCOIN_RECIPE, Rates};
 use crate::clock;
 use crate::profile::doc::Doc;
+use modhost_sdk::db;
 use modhost_sdk::{Error, Result};
 use serde_json::Value;
 
@@ -18,8 +19,8 @@ pub(crate) fn current(doc: &mut Doc) -> Result<Value> {
     if !hideout.is_object() {
         return Err(Error::Invalid("the profile has no `Hideout`".into()));
     }
-    let context = simulate::Context { bonuses: doc.get(&["Bonuses"])?, skills: doc.get(&["Skills"])? };
-    simulate::advance(&mut hideout, &context, clock::now());
+    let rates = rates(&hideout, &doc.get(&["Bonuses"])?);
+    simulate::advance(&mut hideout, &rates, clock::now());
     Ok(hideout)
 }
 
@@ -40,10 +41,51 @@ pub(crate) fn store(doc: &mut Doc, hideout: Value) -> Result<()> {
 /// running in its hideout reads the same (a restart between the reads changes nothing).
 pub(crate) fn shown(mut profile: Value) -> Value {
     if profile["Hideout"].is_object() {
-        let context = simulate::Context { bonuses: profile["Bonuses"].clone(), skills: profile["Skills"].clone() };
+        let rates = rates(&profile["Hideout"], &profile["Bonuses"]);
         let anchor = profile["Hideout"][ANCHOR].clone();
-        simulate::advance(&mut profile["Hideout"], &context, clock::now());
+        simulate::advance(&mut profile["Hideout"], &rates, clock::now());
         profile["Hideout"][ANCHOR] = anchor;
     }
     profile
+}
+
+/// The rates `hideout` runs at: SPT's `hideout.settings`, the profile's `FuelConsumption` bonuses, the
+/// bitcoin recipe, and whether the area of each running craft needs fuel. Reads the recipe table only
+/// when a craft of its own is running.
+fn rates(hideout: &Value, bonuses: &Value) -> Rates {
+    let settings: Value = db::get(&db::path(&["hideout", "settings"])).unwrap_or(Value::Null);
+    let setting =
+        |name: &str, default: f64| settings[name].as_f64().filter(|v| v.is_finite() && *v >= 0.0).unwrap_or(default);
+    let bonus: f64 = bonuses
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "FuelConsumption")
+        .filter_map(|b| b["value"].as_f64())
+        .sum();
+    let fuel = (setting("generatorFuelFlowRate", 0.0013) * (1.0 + bonus / 100.0).max(0.0) * 1e6).round() as u64;
+    let mut rates = Rates {
+        fuel,
+        air_filter: (setting("airFilterUnitFlowRate", 0.0047) * 1e6).round() as u64,
+        water_filter: 3_330,
+        unpowered: (setting("generatorSpeedWithoutFuel", 0.15) * 1e6).round() as u64,
+        gpu_boost: setting("gpuBoostRate", 0.041_225),
+        ..Rates::default()
+    };
+    let running: Vec<&String> = hideout["Production"].as_object().into_iter().flatten().map(|(id, _)| id).collect();
+    if running.is_empty() {
+        return rates;
+    }
+    let recipes: Vec<Value> = db::get(&db::path(&["hideout", "production", "recipes"])).unwrap_or_default();
+    let areas: Vec<Value> = db::get(&db::path(&["hideout", "areas"])).unwrap_or_default();
+    for recipe in recipes.iter().filter(|r| running.iter().any(|id| r["_id"] == id.as_str())) {
+        let id = recipe["_id"].as_str().unwrap_or_default().to_owned();
+        let needs = areas.iter().find(|a| a["type"] == recipe["areaType"]).is_none_or(|a| a["needsFuel"] == true);
+        if id == BITCOIN_RECIPE {
+            rates.bitcoin_time = recipe["productionTime"].as_u64().unwrap_or(0);
+            rates.bitcoin_limit = recipe["productionLimitCount"].as_u64().unwrap_or(3) as usize;
+        }
+        rates.needs_fuel.insert(id, needs);
+    }
+    rates
 }
