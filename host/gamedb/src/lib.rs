@@ -19,6 +19,7 @@
 
 mod boot;
 pub mod flea;
+pub mod hideout;
 pub mod inventory;
 mod mail;
 mod menu;
@@ -203,6 +204,7 @@ pub fn database(items: u64) -> Value {
         mail::add(db);
         flea::add(db);
         inventory::add(db);
+        hideout::add(db);
         shapes::add(db);
     }
     db

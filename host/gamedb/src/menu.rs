@@ -5,8 +5,6 @@
 //!   `LocationBase` with the members the menu and a raid read (`Id`, `_Id`, `Name`, `Enabled`,
 //!   `Locked`, `exits`, `waves`, `BossLocationSpawn`, `SpawnPointParams`, `AirdropParameters`, the
 //!   escape time, bot limits…). The raid's loot tables go beside them (`locations.<map>.looseLoot`…).
-//! - `hideout.areas`, `hideout.production` (`recipes`, `scavRecipes`, `cultistRecipes`),
-//!   `hideout.qte`, `hideout.settings`, `hideout.customisation` (`globals`, `slots`);
 //! - `templates.quests`: seven quests for Prapor that cover what `/client/quest/list` decides on: one
 //!   open to all, one from level 5, one after another's success, one BEAR-only and one USEC-only
 //!   (listed in `configs.quest`), one from loyalty level 2, and one whose reward only some editions get;
@@ -36,14 +34,13 @@ const COMMANDO: &str = "6723fd51c5924c57ce0ca01e";
 const SPT_FRIEND: &str = "6723fd51c5924c57ce0ca01f";
 
 /// The id of generated menu record `n` (quests, achievements, recipes…), apart from the items'.
-fn id(n: u64) -> String {
+pub(crate) fn id(n: u64) -> String {
     hex_id(1 << 50 | n)
 }
 
 /// Adds the menu's tables to `db` (the whole document).
 pub(crate) fn add(db: &mut Map<String, Value>) {
     locations(db);
-    hideout(db);
     quests(db);
     templates(db);
     trader(db);
@@ -141,92 +138,6 @@ fn spawn_point(map: u64, n: u64, category: &str, side: &str, zone: &str) -> Valu
         "Sides": [side], "CorePointId": n, "DelayToCanSpawnSec": 4, "Infiltration": "House",
         "Position": {"x": 10.0 * n as f64, "y": 1.0, "z": -20.0}, "Rotation": 90.0,
         "ColliderParams": {"_parent": "SpawnSphereParams", "_props": {"Center": {"x": 0, "y": 0, "z": 0}, "Radius": 20}},
-    })
-}
-
-fn hideout(db: &mut Map<String, Value>) {
-    // (type, stages): 0 vents, 4 generator, 10 workbench, 11 intelligence center.
-    let areas: Vec<Value> =
-        [(0u32, 2u32), (4, 3), (10, 2), (11, 2)].iter().map(|(kind, stages)| area(*kind, *stages)).collect();
-    put(db, &["hideout", "areas"], json!(areas));
-    put(
-        db,
-        &["hideout", "production"],
-        json!({
-            "recipes": [
-                {"_id": id(100), "areaType": 10, "requirements": [
-                    {"templateId": RIFLE, "count": 1, "isEncoded": false, "isFunctional": false, "isSpawnedInSession": false, "type": "Item"},
-                    {"areaType": 10, "requiredLevel": 1, "type": "Area"}],
-                 "productionTime": 3600, "endProduct": ROUBLES, "isEncoded": false, "locked": false,
-                 "needFuelForAllProductionTime": false, "continuous": false, "count": 10000, "productionLimitCount": 0,
-                 "isCodeProduction": false},
-                {"_id": id(101), "areaType": 4, "requirements": [{"areaType": 4, "requiredLevel": 2, "type": "Area"}],
-                 "productionTime": 7200, "endProduct": RIFLE, "isEncoded": false, "locked": true,
-                 "needFuelForAllProductionTime": true, "continuous": false, "count": 1, "productionLimitCount": 1,
-                 "isCodeProduction": false},
-            ],
-            "scavRecipes": [{"_id": id(102), "requirements": [
-                {"templateId": ROUBLES, "count": 2500, "isEncoded": false, "isFunctional": false, "isSpawnedInSession": false, "type": "Item"}],
-                "productionTime": 2400, "endProducts": {"Common": {"min": 2, "max": 3}, "Rare": {"min": 0, "max": 1}, "Superrare": {"min": 0, "max": 0}}}],
-            "cultistRecipes": [{"_id": id(103)}],
-        }),
-    );
-    put(
-        db,
-        &["hideout", "qte"],
-        json!([{
-            "id": id(110), "area": 23, "areaLevel": 1,
-            "quickTimeEvents": [{"type": "ShrinkingCircle", "position": {"x": 0.5, "y": 0.25}, "speed": 2,
-                                 "successRange": {"x": 0.45, "y": 0.1}, "key": "Mouse0", "startDelay": 0.8, "endDelay": 0.2}],
-            "requirements": [{"energy": 30, "hydration": 30, "type": "Health"},
-                             {"bodyPart": "Chest", "effectName": "Fracture", "excluded": true, "type": "BodyPartBuff"}],
-            "results": {"singleSuccessEffect": {"energy": -2, "hydration": -2, "rewardsRange": []},
-                        "singleFailEffect": {"energy": -4, "hydration": -4, "rewardsRange": []},
-                        "finishEffect": {"energy": 0, "hydration": 0,
-                                         "rewardsRange": [{"result": "Exit", "time": 86400, "type": "MusclePain"}]}},
-        }]),
-    );
-    put(
-        db,
-        &["hideout", "settings"],
-        json!({
-            "generatorSpeedWithoutFuel": 0.07, "generatorFuelFlowRate": 0.0013, "airFilterUnitFlowRate": 0.0047,
-            "cultistAmuletBonusPercent": 15, "gpuBoostRate": 0.04,
-        }),
-    );
-    put(
-        db,
-        &["hideout", "customisation"],
-        json!({
-            "globals": [{"id": id(120), "conditions": [], "type": "wall", "index": 0, "systemName": "Wall_Default",
-                         "isEnabled": true, "itemId": id(121)}],
-            "slots": [{"id": id(122), "conditions": [], "type": "statuetteSlot", "index": 0, "systemName": "Statuette_Gym_1",
-                       "isEnabled": true, "slotId": "Statuette_Gym_1", "areaTypeId": 23}],
-        }),
-    );
-}
-
-/// A hideout area of SPT's shape with `stages` levels (stage 0 is "not built").
-fn area(kind: u32, stages: u32) -> Value {
-    let mut levels = Map::new();
-    for level in 0..stages {
-        let requirements = if level == 0 {
-            json!([])
-        } else {
-            json!([{"templateId": ROUBLES, "count": 10_000 * level, "isFunctional": false, "isEncoded": false,
-                    "isSpawnedInSession": false, "type": "Item"}])
-        };
-        levels.insert(
-            level.to_string(),
-            json!({"requirements": requirements, "bonuses": [], "slots": 0, "constructionTime": 600 * level,
-                   "description": "", "container": "", "autoUpgrade": level == 0, "displayInterface": true,
-                   "improvements": [], "globalCounterId": null}),
-        );
-    }
-    json!({
-        "_id": id(200 + u64::from(kind)), "type": kind, "enabled": true, "needsFuel": kind == 0,
-        "takeFromSlotLocked": false, "craftGivesExp": true, "displayLevel": true, "requirements": [],
-        "stages": levels, "enableAreaRequirements": false, "parentArea": null,
     })
 }
 
@@ -483,8 +394,6 @@ mod tests {
         let db = database(3);
         assert_eq!(db["locations"]["bigmap"]["base"]["_Id"], "56f40101d2720b2a4d8b45d6");
         assert!(db["locations"]["base"]["paths"].as_array().is_some_and(|p| !p.is_empty()));
-        assert!(db["hideout"]["areas"].as_array().is_some_and(|a| a.len() == 4));
-        assert!(db["hideout"]["production"]["recipes"].is_array());
         assert_eq!(db["templates"]["quests"].as_object().map(|q| q.len()), Some(7));
         assert!(db["templates"]["prestige"]["elements"].is_array());
         assert!(db["configs"]["weather"]["weather"]["seasonValues"]["default"]["clouds"]["values"].is_array());

@@ -164,7 +164,7 @@ pub(crate) fn add(db: &mut Map<String, Value>) {
 }
 
 /// Adds template `id` unless the database already has it.
-fn add_template(db: &mut Map<String, Value>, id: &str, template: Value) {
+pub(crate) fn add_template(db: &mut Map<String, Value>, id: &str, template: Value) {
     let exists = db.get("templates").and_then(|t| t.get("items")).and_then(|i| i.get(id)).is_some();
     if !exists {
         put(db, &["templates", "items", id], template);
@@ -173,11 +173,6 @@ fn add_template(db: &mut Map<String, Value>, id: &str, template: Value) {
 
 /// Handbook prices of the new templates.
 fn handbook(db: &mut Map<String, Value>) {
-    let Some(Value::Array(items)) =
-        db.get_mut("templates").and_then(|t| t.get_mut("handbook")).and_then(|h| h.get_mut("Items"))
-    else {
-        return;
-    };
     for (id, price) in [
         (DOLLARS, 143),
         (EUROS, 160),
@@ -187,9 +182,19 @@ fn handbook(db: &mut Map<String, Value>) {
         (REPAIR_KIT, 60_000),
         (VEST, 30_000),
     ] {
-        if !items.iter().any(|i| i["Id"] == id) {
-            items.push(json!({"Id": id, "ParentId": "5b47574386f77428ca22b33e", "Price": price}));
-        }
+        add_price(db, id, price);
+    }
+}
+
+/// Lists template `id` in the handbook at `price` roubles unless it is listed.
+pub(crate) fn add_price(db: &mut Map<String, Value>, id: &str, price: u64) {
+    let Some(Value::Array(items)) =
+        db.get_mut("templates").and_then(|t| t.get_mut("handbook")).and_then(|h| h.get_mut("Items"))
+    else {
+        return;
+    };
+    if !items.iter().any(|i| i["Id"] == id) {
+        items.push(json!({"Id": id, "ParentId": "5b47574386f77428ca22b33e", "Price": price}));
     }
 }
 
