@@ -6,7 +6,9 @@
 //! (none: 0). Moving it is how a test, or a mod author trying a timed system, lets time pass without
 //! waiting: write the offset into `db.json` before the server starts (the server was "off" that long),
 //! or change it and `modhost reload`; the next request sees the world that much later. It is read
-//! once per instance, so a reload takes effect at the next request. Timers the host fires
+//! once per instance, so a reload takes effect at the next request. `emulator.clock.at` (seconds since
+//! the epoch) instead stops the game's clock at one moment: what a test comparing two servers "at the
+//! same time" needs, to the second. Timers the host fires
 //! (`timers.schedule`) keep the host's own clock: a delay is a delay.
 //!
 //! Unit tests, which run natively without a host, move it with [`advance`] instead of the db.
@@ -14,9 +16,16 @@
 /// Where the db keeps the offset, in seconds (negative moves the game back).
 #[cfg(not(test))]
 const OFFSET: &str = "emulator.clock.offsetSeconds";
+/// Where the db may stop the clock at one moment (seconds since the epoch): every request then sees
+/// that moment, so two servers compared at "the same time" are at exactly the same second.
+#[cfg(not(test))]
+const AT: &str = "emulator.clock.at";
 
 /// Seconds since the Unix epoch, in the game's time.
 pub(crate) fn now() -> u64 {
+    if let Some(at) = stopped_at() {
+        return at;
+    }
     let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     wall.saturating_add_signed(offset())
 }
@@ -42,6 +51,18 @@ pub(crate) fn civil(at: u64) -> (i64, i64, i64) {
 fn offset() -> i64 {
     static OFFSET_SECONDS: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
     *OFFSET_SECONDS.get_or_init(|| modhost_sdk::db::get::<i64>(OFFSET).unwrap_or(0))
+}
+
+/// The moment the db stops the clock at, if it does; read once per instance as the offset is.
+#[cfg(not(test))]
+fn stopped_at() -> Option<u64> {
+    static AT_SECONDS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *AT_SECONDS.get_or_init(|| modhost_sdk::db::get::<u64>(AT).ok())
+}
+
+#[cfg(test)]
+fn stopped_at() -> Option<u64> {
+    None
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //!   filters, power, crafts, the water collector, the bitcoin farm, the scav case, the cultist circle).
 //! - `areas.rs`: building and upgrading areas and their improvements (`HideoutUpgrade`,
 //!   `HideoutUpgradeComplete`, `HideoutImproveArea`) and the bonuses each level gives.
+//! - `bonuses.rs`: what a built level gives the profile (a bigger stash, fuel use, …).
 //! - `slots.rs`: items put into and taken from area slots, areas toggled (`HideoutPutItemsInAreaSlots`,
 //!   `HideoutTakeItemsFromAreaSlots`, `HideoutToggleArea`).
 //! - `production.rs`: crafts started, taken, cancelled and deleted (`HideoutSingleProductionStart`,
@@ -21,6 +22,7 @@
 //!   `HideoutCustomizationSetMannequinPose`).
 
 pub(crate) mod areas;
+pub(crate) mod bonuses;
 pub(crate) mod extras;
 pub(crate) mod production;
 pub(crate) mod simulate;

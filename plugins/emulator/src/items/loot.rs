@@ -22,7 +22,7 @@ const MAX_REWARDS: u64 = 64;
 const MAX_POOL: usize = 1_024;
 
 /// A random number below `n` (`n` > 0), from WASI's randomness.
-fn below(n: u64) -> u64 {
+pub(crate) fn below(n: u64) -> u64 {
     use std::hash::BuildHasher;
     std::collections::hash_map::RandomState::new().hash_one(n) % n
 }

@@ -22,7 +22,7 @@ pub(crate) mod customization;
 mod examine;
 mod from_mail;
 mod gifts;
-mod loot;
+pub(crate) mod loot;
 mod maps;
 mod marks;
 mod notes;

@@ -425,7 +425,8 @@ pub(crate) fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::p
 
 /// An `Item` reward's items into the stash's grid: the root at a free place (split into stacks of its
 /// template's `StackMaxSize`), the parts under it with fresh ids; found in raid when `findInRaid`.
-fn give_items(
+/// The hideout's products come the same way (`hideout/production.rs`).
+pub(crate) fn give_items(
     doc: &mut Doc,
     templates: &mut Templates,
     changes: &mut Changes,
@@ -454,7 +455,7 @@ fn give_items(
     while left > 0 {
         let units = left.min(max);
         left -= units;
-        let place = grid.place(doc, w, h)?.ok_or("no room in the stash for the quest's rewards")?;
+        let place = grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {root_tpl}"))?;
         let id = ids::new_id();
         let mut upd = root["upd"].clone();
         if !upd.is_object() {
