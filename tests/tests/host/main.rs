@@ -13,6 +13,7 @@ mod game_boot;
 mod game_client;
 mod game_flea;
 mod game_health;
+mod game_hideout;
 mod game_insurance;
 mod game_mail;
 mod game_menu;
