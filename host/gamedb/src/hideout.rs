@@ -12,7 +12,9 @@
 //!   power for all its time, the water collector and the bitcoin farm (continuous), a scav case recipe;
 //! - `hideout.qte`, `hideout.settings` (SPT's values), `hideout.customisation`;
 //! - the templates those name, with handbook prices (what the scav case's rarities are read from);
-//! - `configs.scavcase` (the rouble value range of each rarity, SPT's defaults);
+//! - `configs.scavcase` (the rouble value range of each rarity, SPT's defaults) and
+//!   `configs.hideout.cultistCircle` (SPT's craft times and reward budget);
+//! - the cultist circle's container template, which its level 1 gives the player;
 //! - the start characters' `Hideout.Areas`: every area at level 0, the stash at 1 (SPT's templates).
 
 use crate::{RIFLE, ROUBLES, STASH, TRADER, hex_id, put};
@@ -34,6 +36,10 @@ pub const PURIFIED_WATER: &str = "5d1b376e86f774252519444e";
 pub const BIG_STASH: &str = "5811ce662459770f6f490f32";
 /// SPT's water collector recipe.
 pub const WATER_RECIPE: &str = "5d5589c1f934db045e6c5492";
+/// The cultist circle's container (`Inventory.hideoutAreaStashes."27"`), with SPT's grid.
+pub const CIRCLE_STASH: &str = "66740c3739b9da6ce402ee65";
+/// The cultist circle's one recipe.
+pub const CIRCLE_RECIPE: &str = "00000000000000000000a103";
 /// SPT's bitcoin farm recipe.
 pub const BITCOIN_RECIPE: &str = "5d5c205bd582a50d042a3c0e";
 /// The generated workbench craft: a rifle into 10 000 roubles in an hour, no power needed.
@@ -61,6 +67,19 @@ pub(crate) fn add(db: &mut Map<String, Value>) {
             "rewardItemValueRangeRub": {"common": {"min": 1, "max": 20_000}, "rare": {"min": 20_001, "max": 60_000},
                                         "superrare": {"min": 60_001, "max": 1_200_000}},
             "rewardItemParentBlacklist": [], "rewardItemBlacklist": [], "allowMultipleMoneyRewardsPerRarity": false,
+        }),
+    );
+    // SPT's `configs/hideout.json` `cultistCircle`, without its direct rewards and task rewards.
+    put(
+        db,
+        &["configs", "hideout", "cultistCircle"],
+        json!({
+            "maxRewardItemCount": 5, "maxAttemptsToPickRewardsWithinBudget": 5,
+            "rewardPriceMultiplerMinMax": {"min": 0.7, "max": 1.4},
+            "craftTimeThreshholds": [{"min": 1, "max": 350_000, "craftTimeSeconds": 43_200},
+                                     {"min": 350_001, "max": 399_999, "craftTimeSeconds": 50_400},
+                                     {"min": 400_000, "max": 99_999_999, "craftTimeSeconds": 50_400}],
+            "craftTimeOverride": -1, "rewardItemBlacklist": [],
         }),
     );
     start_areas(db);
@@ -162,6 +181,10 @@ fn areas(db: &mut Map<String, Value>) {
         area(23, false, vec![(vec![money(15_000)], vec![], 0, 0)]),
         area(27, false, vec![(vec![money(35_000)], vec![], 0, 0)]),
     ];
+    let mut areas = areas;
+    if let Some(circle) = areas.iter_mut().find(|a| a["type"] == 27) {
+        circle["stages"]["1"]["container"] = json!(CIRCLE_STASH);
+    }
     put(db, &["hideout", "areas"], json!(areas));
 }
 
@@ -215,7 +238,7 @@ fn production(db: &mut Map<String, Value>) {
             "scavRecipes": [{"_id": SCAV_RECIPE, "requirements": [items(ROUBLES, 2_500)], "productionTime": 2_400,
                              "endProducts": {"Common": {"min": 2, "max": 3}, "Rare": {"min": 0, "max": 1},
                                              "Superrare": {"min": 0, "max": 0}}}],
-            "cultistRecipes": [{"_id": id(103)}],
+            "cultistRecipes": [{"_id": CIRCLE_RECIPE}],
         }),
     );
 }
@@ -255,6 +278,12 @@ fn templates(db: &mut Map<String, Value>) {
         crate::trade::add_template(db, &tpl, template);
         crate::trade::add_price(db, &tpl, price);
     }
+    let circle = json!({"_id": CIRCLE_STASH, "_name": "hideout_area_container_circleofcultists_stash_1",
+                        "_parent": "63da6da4784a55176c018dba", "_type": "Item",
+                        "_props": {"Name": "Circle of cultists stash", "Width": 1, "Height": 1,
+                                   "Grids": [{"_name": "CircleOfCultistsGrid1",
+                                              "_props": {"cellsH": 5, "cellsV": 5, "filters": []}}]}});
+    crate::trade::add_template(db, CIRCLE_STASH, circle);
     // The stash's level 2: SPT's bigger stash is the same container with more rows.
     let stash = db.get("templates").and_then(|t| t.get("items")).and_then(|i| i.get(STASH)).cloned();
     if let Some(mut big) = stash {

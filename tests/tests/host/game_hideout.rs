@@ -4,11 +4,11 @@
 //! game's clock is stopped at chosen moments (`emulator.clock.at`) across restarts, so "six hours
 //! later" is exact to the second.
 
-use crate::emulator::{Player, ROUBLES, put_profile, stored_profile};
+use crate::emulator::{Player, ROUBLES, move_to, put_profile, stored_profile};
 use modhost_gamedb::RIFLE;
 use modhost_gamedb::hideout::{
-    AIR_FILTER, BIG_STASH, BITCOIN_RECIPE, FUEL, GPU, MEDSTATION_RECIPE, SCAV_RECIPE, WATER_FILTER, WATER_RECIPE,
-    WORKBENCH_RECIPE,
+    AIR_FILTER, BIG_STASH, BITCOIN_RECIPE, CIRCLE_RECIPE, CIRCLE_STASH, FUEL, GPU, MEDSTATION_RECIPE, PURIFIED_WATER,
+    SCAV_RECIPE, WATER_FILTER, WATER_RECIPE, WORKBENCH_RECIPE,
 };
 use modhost_gamedb::trade::{CRACKERS, REPAIR_KIT};
 use modhost_tests::{TestServer, TestServerBuilder};
@@ -109,6 +109,7 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
             (rifle.clone(), RIFLE, 2, json!({})),
             (kit.clone(), REPAIR_KIT, 1, json!({})),
             (id('e', 3), GPU, 2, json!({})),
+            (id('e', 4), WATER_FILTER, 1, json!({})),
         ];
         give(root, &p.uid, &items, None);
     })
@@ -155,11 +156,21 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     let slots = area(&hideout(&p).await, 4)["slots"].clone();
     assert_eq!(slots[0]["item"][0]["upd"]["Resource"]["Value"], 100.0, "{slots}");
 
-    // The workbench, then a craft that needs a tool (kept) and a rifle (taken).
+    // The water collector (1 800 s) and the workbench (600 s), paid now.
+    refused(&p, put(6, 0, &id('e', 4)), "area 6 is not built").await;
+    assert_eq!(p.act(upgrade(6, json!([{"id": p.roubles, "count": 30_000}]))).await, None);
     assert_eq!(p.act(upgrade(10, json!([{"id": p.roubles, "count": 10_000}]))).await, None);
-    let server = restart(server, t0 + 1200, |_| {}).await;
+    let server = restart(server, t0 + 2400, |_| {}).await;
     let p = Player { addr: server.addr, ..p };
+    assert_eq!(p.act(complete(6)).await, None);
     assert_eq!(p.act(complete(10)).await, None);
+    refused(&p, put(6, 0, &kit), "does not take").await;
+    assert_eq!(p.act(put(6, 0, &id('e', 4))).await, None);
+    let water = json!({"Action": "HideoutContinuousProductionStart", "recipeId": WATER_RECIPE, "timestamp": 0});
+    assert_eq!(p.act(water.clone()).await, None);
+    refused(&p, water, "already running").await;
+
+    // A craft that needs a tool (kept) and a rifle (taken).
     let craft = |tools: Value| {
         json!({"Action": "HideoutSingleProductionStart", "recipeId": WORKBENCH_RECIPE,
                "items": [{"id": rifle, "count": 1}], "tools": tools, "timestamp": 0})
@@ -171,18 +182,24 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     assert_eq!(p.item(&rifle).await, Value::Null, "the rifle was used");
     assert_ne!(p.item(&kit).await, Value::Null, "the tool is kept");
     refused(&p, take(WORKBENCH_RECIPE), "is not finished").await;
+    refused(&p, take(WATER_RECIPE), "is not finished").await;
 
-    // An hour later: 4 200 seconds of power burnt 5.46 units from the first tank; the craft is done.
-    let server = restart(server, t0 + 4800, |_| {}).await;
+    // The server is off past both (the craft's hour, the water's 8 000 s): 11 800 s of power burnt
+    // 15.34 units from the first tank; both products are taken into the stash.
+    let server = restart(server, t0 + 12_400, |_| {}).await;
     let p = Player { addr: server.addr, ..p };
     let slots = area(&hideout(&p).await, 4)["slots"].clone();
-    assert_eq!(slots[0]["item"][0]["upd"]["Resource"]["Value"], 94.54, "{slots}");
+    assert_eq!(slots[0]["item"][0]["upd"]["Resource"]["Value"], 84.66, "{slots}");
     assert_eq!(slots[1]["item"][0]["upd"]["Resource"]["Value"].as_f64(), Some(40.0), "{slots}");
     let before = p.units(ROUBLES).await;
     assert_eq!(p.act(take(WORKBENCH_RECIPE)).await, None);
     assert_eq!(p.units(ROUBLES).await, before + 10_000);
     assert!(hideout(&p).await["Production"].get(WORKBENCH_RECIPE).is_none());
     refused(&p, take(WORKBENCH_RECIPE), "no craft of recipe").await;
+    assert_eq!(p.act(take(WATER_RECIPE)).await, None);
+    assert_eq!(p.of(PURIFIED_WATER).await.len(), 1);
+    let restarted = hideout(&p).await["Production"][WATER_RECIPE]["Progress"].as_f64();
+    assert_eq!(restarted, Some(0.0), "the collector starts over");
 
     // Taking a tank back gives it as time left it.
     let back = json!({"Action": "HideoutTakeItemsFromAreaSlots", "areaType": 4, "slots": [1], "timestamp": 0});
@@ -198,18 +215,42 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     refused(&p, scav, "already in use").await;
     let products = hideout(&p).await["Production"][SCAV_RECIPE]["Products"].as_array().unwrap().len();
     assert!((2..=4).contains(&products), "{products} rewards");
+
+    // A bigger stash, built over 1 200 s.
+    assert_eq!(p.act(upgrade(3, json!([{"id": p.roubles, "count": 100_000}]))).await, None);
+
+    // The cultist circle: built at once with its container; a graphics card sacrificed for rewards in
+    // the circle's grid over the 12 hours of its value's threshold.
+    refused(&p, json!({"Action": "HideoutCircleOfCultistProductionStart", "timestamp": 0}), "is not built").await;
+    let answer = p.moving(vec![upgrade(27, json!([{"id": p.roubles, "count": 35_000}]))]).await;
+    let told = &answer["data"]["profileChanges"][&p.uid]["changedHideoutStashes"]["27"];
+    assert_eq!(told["tpl"], CIRCLE_STASH, "{answer}");
+    let circle = told["id"].as_str().unwrap().to_owned();
+    assert_eq!(p.profile().await["Inventory"]["hideoutAreaStashes"]["27"], circle.as_str());
+    let sacrifice = json!({"Action": "HideoutCircleOfCultistProductionStart", "timestamp": 0});
+    refused(&p, sacrifice.clone(), "nothing lies in the circle").await;
+    assert_eq!(p.act(move_to(&id('e', 3), &circle, "CircleOfCultistsGrid1", 0, 0)).await, None);
+    assert_eq!(p.act(sacrifice.clone()).await, None);
+    assert_eq!(p.item(&id('e', 3)).await, Value::Null, "the card was sacrificed");
+    let rewards: Vec<Value> = p.items().await.into_iter().filter(|i| i["parentId"] == circle.as_str()).collect();
+    assert!((1..=5).contains(&rewards.len()), "{rewards:?}");
+    let ritual = hideout(&p).await["Production"][CIRCLE_RECIPE].clone();
+    assert_eq!((ritual["sptIsCultistCircle"].clone(), ritual["ProductionTime"].clone()), (json!(true), json!(43_200)));
+    refused(&p, sacrifice, "the circle is busy").await;
+
+    // Twelve hours later: the scav case's rewards, the stash, the circle done and cleared.
     let items_before = p.items().await.len();
-    let server = restart(server, t0 + 4800 + 2400, |_| {}).await;
+    let server = restart(server, t0 + 12_400 + 43_200, |_| {}).await;
     let p = Player { addr: server.addr, ..p };
     assert_eq!(p.act(take(SCAV_RECIPE)).await, None);
     assert_eq!(p.items().await.len(), items_before + products);
-
-    // A bigger stash: its bonus swaps the stash's template.
-    assert_eq!(p.act(upgrade(3, json!([{"id": p.roubles, "count": 100_000}]))).await, None);
-    let server = restart(server, t0 + 7200 + 1200, |_| {}).await;
-    let p = Player { addr: server.addr, ..p };
     assert_eq!(p.act(complete(3)).await, None);
     assert_eq!(p.item(&p.stash).await["_tpl"], BIG_STASH);
+    let ritual = hideout(&p).await["Production"][CIRCLE_RECIPE].clone();
+    assert_eq!((ritual["AvailableForFinish"].clone(), ritual["inProgress"].clone()), (json!(true), json!(false)));
+    let clear = json!({"Action": "HideoutDeleteProductionCommand", "recipeId": CIRCLE_RECIPE, "timestamp": 0});
+    assert_eq!(p.act(clear.clone()).await, None);
+    refused(&p, clear, "no craft of recipe").await;
     let generator = area(&hideout(&p).await, 4);
     assert_eq!(generator["active"], true, "{generator}");
     drop(server);
@@ -236,15 +277,14 @@ fn built_areas() -> Value {
     ])
 }
 
-/// The hideout as compared: without the anchor (when it was last stored) and the scav case's draw
-/// (random), the farm's coins by count.
+/// The hideout as compared: without the anchor (when it was last stored), the scav case's draw and
+/// the farm's coins by count (their ids are random).
 fn comparable(mut hideout: Value) -> Value {
     hideout.as_object_mut().unwrap().remove("sptUpdateLastRunTimestamp");
     if let Some(crafts) = hideout["Production"].as_object_mut() {
-        crafts.remove(SCAV_RECIPE);
         for craft in crafts.values_mut() {
             let n = craft["Products"].as_array().map_or(0, Vec::len);
-            craft["Products"] = json!(n);
+            craft["Products"] = if craft["sptIsScavCase"] == true { Value::Null } else { json!(n) };
         }
     }
     hideout
@@ -254,23 +294,26 @@ fn comparable(mut hideout: Value) -> Value {
 async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ran() {
     let t0 = t0();
     let server = TestServer::builder().db_json(&db(t0)).config(|c| c.builtin_mods = true).start().await.unwrap();
-    // (ran: settled every simulated hour; off: untouched), for a generator with four full tanks and
-    // one with 2 units of fuel (1 539 seconds).
+    // Pairs (ran: settled every simulated hour; off: untouched) for three scenarios: a generator with
+    // four full tanks; one with 2 units of fuel (1 539 seconds); none, with the stash being rebuilt.
     let sessions = [
         "d1d1d1d1d1d1d1d1d1d1d1d1",
         "d2d2d2d2d2d2d2d2d2d2d2d2",
         "d3d3d3d3d3d3d3d3d3d3d3d3",
         "d4d4d4d4d4d4d4d4d4d4d4d4",
+        "d5d5d5d5d5d5d5d5d5d5d5d5",
+        "d6d6d6d6d6d6d6d6d6d6d6d6",
     ];
     let mut players = Vec::new();
     for (n, session) in sessions.iter().enumerate() {
         players.push(Player::new(server.addr, session, &format!("Keeper{n}")).await);
     }
-    let tanks = |dry: bool| -> Vec<(String, &str, i64, Value)> {
-        let mut items: Vec<(String, &str, i64, Value)> = if dry {
-            vec![(id('f', 1), FUEL, 1, json!({"Resource": {"Value": 2}}))]
-        } else {
-            (1..=4).map(|n| (id('f', n), FUEL, 1, json!({}))).collect()
+    // Tanks by scenario: four full, one with 2 units, none.
+    let fuel = |n: usize| [4, 1, 0][n / 2];
+    let tanks = |n: usize| -> Vec<(String, &str, i64, Value)> {
+        let mut items: Vec<(String, &str, i64, Value)> = match fuel(n) {
+            1 => vec![(id('f', 1), FUEL, 1, json!({"Resource": {"Value": 2}}))],
+            k => (1..=k).map(|n| (id('f', n), FUEL, 1, json!({}))).collect(),
         };
         items.extend((1..=10).map(|n| (id('a', n), GPU, 2, json!({}))));
         items.push((id('b', 1), WATER_FILTER, 1, json!({})));
@@ -282,14 +325,14 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
     };
     let server = restart(server, t0, |root| {
         for (n, p) in players.iter().enumerate() {
-            give(root, &p.uid, &tanks(n >= 2), Some(built_areas()));
+            give(root, &p.uid, &tanks(n), Some(built_areas()));
         }
     })
     .await;
     for (n, p) in players.iter_mut().enumerate() {
         p.addr = server.addr;
         let mut actions = Vec::new();
-        for tank in 0..if n >= 2 { 1 } else { 4 } {
+        for tank in 0..fuel(n) as u64 {
             actions.push(put(4, tank, &id('f', tank + 1)));
         }
         for card in 0..10 {
@@ -297,7 +340,11 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
         }
         actions.push(put(6, 0, &id('b', 1)));
         actions.push(put(17, 0, &id('b', 2)));
-        actions.push(toggle(4, true));
+        if fuel(n) > 0 {
+            actions.push(toggle(4, true));
+        } else {
+            actions.push(upgrade(3, json!([{"id": p.roubles, "count": 100_000}])));
+        }
         for recipe in [WATER_RECIPE, BITCOIN_RECIPE] {
             actions.push(json!({"Action": "HideoutContinuousProductionStart", "recipeId": recipe, "timestamp": 0}));
         }
@@ -334,6 +381,12 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
             let crafts = &dry["Production"];
             assert_eq!(crafts[MEDSTATION_RECIPE]["Progress"], 1539.0, "a craft that needs power stops with it");
             assert_eq!(crafts[WORKBENCH_RECIPE]["Progress"], 3600.0, "one that does not goes on slower, and ends");
+            let dark = hideout(&players[5]).await;
+            assert_eq!(dark["Production"][WORKBENCH_RECIPE]["Progress"], 3240.0, "six hours at 0.15");
+            assert_eq!(dark["Production"][MEDSTATION_RECIPE]["Progress"], 0.0);
+            assert_eq!(dark["Production"][BITCOIN_RECIPE]["Progress"], 0.0);
+            assert_eq!(dark["Production"][SCAV_RECIPE]["Progress"], 2400.0, "the scav case needs no power");
+            assert_eq!(area(&dark, 3)["constructing"], true, "built when the player completes it");
         }
     }
     // 72 hours on four tanks: 336.96 units burnt in order; two coins from ten cards; the air filter used up.

@@ -233,6 +233,40 @@ fn complete(
     for bonus in stage["bonuses"].as_array().into_iter().flatten().take(MAX_REQUIREMENTS) {
         super::bonuses::apply(doc, templates, changes, bonus)?;
     }
+    if let Some(container) = stage["container"].as_str().filter(|c| !c.is_empty()) {
+        let kind = area["type"].as_u64().unwrap_or(0);
+        let id = table["_id"].as_str().filter(|id| crate::ids::is_id(id)).ok_or("the area's table has no id")?;
+        area_stash(doc, templates, changes, kind, id, container)?;
+    }
+    Ok(())
+}
+
+/// The container a built level gives (SPT's `AddContainerImprovementToProfile`: the cultist circle's
+/// grid, the equipment presets' stand): a root item with the area's db id, listed in
+/// `Inventory.hideoutAreaStashes`, its template the level's; told to the client in
+/// `profileChanges.changedHideoutStashes`, as SPT does.
+fn area_stash(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    kind: u64,
+    id: &str,
+    container: &str,
+) -> Outcome {
+    if templates.props(container).is_none() {
+        return Err(format!("the area's container template {container} is not in the database").into());
+    }
+    let key = kind.to_string();
+    let mut stash = crate::profile::inventory::item(doc, id)?.unwrap_or_else(|| json!({"_id": id}));
+    stash["_tpl"] = json!(container);
+    crate::profile::inventory::write(doc, templates, id, Some(stash))?;
+    if !doc.object_or_absent(&["Inventory", "hideoutAreaStashes"])? {
+        return Err("the profile's `hideoutAreaStashes` is malformed".into());
+    }
+    doc.set(&["Inventory", "hideoutAreaStashes", &key], json!(id))?;
+    let mut told = serde_json::Map::new();
+    told.insert(key, json!({"id": id, "tpl": container}));
+    changes.answer("changedHideoutStashes", Value::Object(told));
     Ok(())
 }
 

@@ -12,6 +12,13 @@
 //!   `max` items whose handbook price is in `configs.scavcase.rewardItemValueRangeRub.<rarity>`.
 //! - `HideoutTakeProduction {recipeId}`: only a finished craft (or the farm's coins): its products go
 //!   into the stash, found in raid; a single craft or the scav case ends, a continuous one starts over.
+//! - `HideoutCircleOfCultistProductionStart {}`: what lies in the cultist circle's grid (its container
+//!   from `Inventory.hideoutAreaStashes."27"`) is sacrificed; its handbook value times a random
+//!   multiplier (`configs.hideout.cultistCircle.rewardPriceMultiplerMinMax`) is the budget; rewards are
+//!   drawn from the handbook into the circle's grid until the budget or `maxRewardItemCount` is reached,
+//!   and the circle runs for the craft time of the budget's threshold (`craftTimeThreshholds`), then
+//!   is `AvailableForFinish` (`simulate.rs`) until the client deletes it. SPT's direct rewards (set
+//!   sacrifices) and hideout/task rewards are not given.
 //! - `HideoutCancelProductionCommand {recipeId}` ends a running single craft (its items are not
 //!   returned, as in the game); `HideoutDeleteProductionCommand {recipeId}` removes any craft's entry.
 //!
@@ -24,7 +31,7 @@ use crate::clock;
 use crate::items::loot::below;
 use crate::items::quests::give_items;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Outcome, Refused, item};
+use crate::profile::inventory::{Changes, Grid, Outcome, Refused, children, count, item, subtree, write};
 use crate::templates::{Templates, handbook_prices, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
@@ -35,6 +42,10 @@ const SCAV_CASE: u64 = 14;
 const MAX_REWARDS: u64 = 16;
 /// The most templates a reward is drawn among before giving up on a rarity.
 const MAX_DRAWS: usize = 64;
+/// SPT's cultist circle area, its grid, and its craft time when no threshold matches (12 hours).
+const CIRCLE: u64 = 27;
+const CIRCLE_GRID: &str = "CircleOfCultistsGrid1";
+const CIRCLE_FALLBACK_SECONDS: u64 = 43_200;
 /// SPT's `Money` category: the scav case draws items, not money.
 const MONEY: &str = "543be5dd4bdc2deb348b4569";
 
@@ -276,7 +287,81 @@ pub(crate) fn delete(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
     stored(doc, changes, hideout)
 }
 
-/// `HideoutCircleOfCultistProductionStart`: refused, saying why.
-pub(crate) fn circle_start(_: &mut Doc, _: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
-    Err("the cultist circle's sacrifices are not supported yet".into())
+/// `HideoutCircleOfCultistProductionStart {}`: what lies in the circle's grid is sacrificed.
+pub(crate) fn circle_start(doc: &mut Doc, _: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
+    let mut hideout = state::settle(doc)?;
+    if areas::level(&hideout, CIRCLE) == 0 {
+        return Err(format!("the cultist circle (area {CIRCLE}) is not built").into());
+    }
+    if hideout["Production"].as_object().into_iter().flatten().any(|(_, c)| c["sptIsCultistCircle"] == true) {
+        return Err("the circle is busy; take what it gave and clear it first".into());
+    }
+    let recipes: Vec<Value> = db::get(&db::path(&["hideout", "production", "cultistRecipes"])).unwrap_or_default();
+    let id = recipes.first().and_then(|r| r["_id"].as_str()).ok_or("the database has no cultist recipe")?.to_owned();
+    let circle = doc.get(&["Inventory", "hideoutAreaStashes", &CIRCLE.to_string()])?;
+    let circle = circle.as_str().ok_or("the profile has no cultist circle container")?.to_owned();
+    let config: Value = db::get(&db::path(&["configs", "hideout", "cultistCircle"])).unwrap_or(Value::Null);
+
+    // The sacrifice: every item in the circle's grid, with what is inside it, priced by the handbook.
+    let prices = handbook_prices();
+    let mut given = Vec::new();
+    for root in children(doc, &circle)? {
+        for part in subtree(doc, &root)? {
+            given.extend(item(doc, &part)?);
+        }
+    }
+    if given.is_empty() {
+        return Err("nothing lies in the circle".into());
+    }
+    let value: f64 = given.iter().map(|i| prices.get(tpl(i)).copied().unwrap_or(0.0) * count(i) as f64).sum();
+    let (low, high) = (
+        config["rewardPriceMultiplerMinMax"]["min"].as_f64().unwrap_or(0.7),
+        config["rewardPriceMultiplerMinMax"]["max"].as_f64().unwrap_or(1.4),
+    );
+    let multiplier = low + (high - low).max(0.0) * below(1_000_001) as f64 / 1_000_000.0;
+    let budget = (value * multiplier).round();
+    let time = config["craftTimeThreshholds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["min"].as_f64().unwrap_or(0.0) <= budget && budget <= t["max"].as_f64().unwrap_or(0.0))
+        .and_then(|t| t["craftTimeSeconds"].as_u64())
+        .unwrap_or(CIRCLE_FALLBACK_SECONDS);
+    let time = config["craftTimeOverride"].as_u64().unwrap_or(time);
+    for part in given.iter().rev() {
+        let gone = part["_id"].as_str().unwrap_or_default();
+        write(doc, templates, gone, None)?;
+        changes.removed(gone);
+    }
+
+    // The rewards: drawn from the handbook until the budget is spent, into the circle's grid.
+    let mut grid = Grid::of(doc, templates, &circle, CIRCLE_GRID)?.ok_or("the circle's container has no grid")?;
+    let blacklist = config["rewardItemBlacklist"].as_array().cloned().unwrap_or_default();
+    let pool: Vec<(&String, f64)> =
+        prices.iter().filter(|(t, _)| !blacklist.iter().any(|b| b == t.as_str())).map(|(t, p)| (t, *p)).collect();
+    let most = config["maxRewardItemCount"].as_u64().unwrap_or(5).min(MAX_REWARDS);
+    let (mut spent, mut rewards) = (0.0, 0);
+    for _ in 0..MAX_DRAWS {
+        if spent >= budget || rewards >= most || pool.is_empty() {
+            break;
+        }
+        let (pick, price) = pool[below(pool.len() as u64) as usize];
+        if templates.props(pick).is_none() || templates.lineage(pick).iter().any(|c| c == MONEY) {
+            continue;
+        }
+        let (w, h) = templates.footprint(pick, false);
+        let Some(location) = grid.place(doc, w, h)? else { break };
+        let fresh = crate::ids::new_id();
+        let reward = json!({"_id": fresh, "_tpl": pick, "parentId": circle, "slotId": CIRCLE_GRID, "location": location,
+                            "upd": {"StackObjectsCount": 1, "SpawnedInSession": true}});
+        write(doc, templates, &fresh, Some(reward))?;
+        changes.created(&fresh);
+        spent += price;
+        rewards += 1;
+    }
+    let mut craft = craft(&id, time, false, false);
+    craft["sptIsCultistCircle"] = json!(true);
+    craft["GivenItemsInStart"] = json!(given);
+    add(&mut hideout, &id, craft);
+    stored(doc, changes, hideout)
 }
