@@ -332,7 +332,7 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
     for (n, p) in players.iter_mut().enumerate() {
         p.addr = server.addr;
         let mut actions = Vec::new();
-        for tank in 0..fuel(n) as u64 {
+        for tank in 0..fuel(n) {
             actions.push(put(4, tank, &id('f', tank + 1)));
         }
         for card in 0..10 {
