@@ -35,6 +35,8 @@ const LOOT_TEMPLATES: u64 = 24;
 /// Adds the raid's tables to `db` (the whole document).
 pub(crate) fn add(db: &mut Map<String, Value>) {
     add_templates(db);
+    // SPT's globals: the seconds a new scav waits after the last one died.
+    put(db, &["globals", "config", "SavagePlayCooldown"], json!(1500));
     let pool = loot_pool(db);
     for (m, map) in MAPS.iter().enumerate() {
         let salt = (m as u64 + 1) << 44;

@@ -213,8 +213,15 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
                       "items": [{"id": p.roubles, "count": 2_500}], "tools": [], "timestamp": 0});
     assert_eq!(p.act(scav.clone()).await, None);
     refused(&p, scav, "already in use").await;
-    let products = hideout(&p).await["Production"][SCAV_RECIPE]["Products"].as_array().unwrap().len();
+    let drawn = hideout(&p).await["Production"][SCAV_RECIPE]["Products"].as_array().unwrap().clone();
+    let products = drawn.len();
     assert!((2..=4).contains(&products), "{products} rewards");
+    // Each from the table: a common (at most 20 000 roubles) or a rare (20 001 to 60 000) by handbook price.
+    let handbook = modhost_gamedb::database(100)["templates"]["handbook"]["Items"].clone();
+    for reward in &drawn {
+        let price = handbook.as_array().unwrap().iter().find(|h| h["Id"] == reward["_tpl"]).unwrap()["Price"].as_f64();
+        assert!(price.is_some_and(|p| (1.0..=60_000.0).contains(&p)), "{reward} at {price:?}");
+    }
 
     // A bigger stash, built over 1 200 s.
     assert_eq!(p.act(upgrade(3, json!([{"id": p.roubles, "count": 100_000}]))).await, None);
@@ -374,6 +381,12 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
                 let (ran, off) = (comparable(hideout(&pair[0]).await), comparable(hideout(&pair[1]).await));
                 assert_eq!(ran, off, "after {hours} hours");
             }
+        }
+        if hours == 24 {
+            // SPT's formula: progress += seconds x (1 + (cards - 1) x gpuBoostRate), a coin each 145 000.
+            let farm = hideout(&players[1]).await["Production"][BITCOIN_RECIPE].clone();
+            assert_eq!(farm["Progress"], 118_456.56, "86 400 s x 1.371025: {farm}");
+            assert_eq!(farm["Products"].as_array().map(Vec::len), Some(0), "{farm}");
         }
         if hours == 6 {
             let dry = hideout(&players[3]).await;

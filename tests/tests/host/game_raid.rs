@@ -461,6 +461,10 @@ async fn a_scav_raid_changes_the_scav_not_the_pmc() {
     assert_ne!(after["_id"], scav["_id"]);
     assert_eq!(after["Info"]["Experience"], 300.0);
     assert_eq!(after["Info"]["Side"], "Savage");
+    // It waits out SPT's cooldown (`globals.config.SavagePlayCooldown`, 1 500 s) on the game's clock.
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let lock = after["Info"]["SavageLockTime"].as_u64().unwrap();
+    assert!((wall + 1_440..=wall + 1_500).contains(&lock), "{lock} against {wall}");
 }
 
 #[tokio::test]

@@ -71,7 +71,12 @@ pub(crate) fn generate(uid: &str, aid: &Value, previous: Option<&Value>) -> Resu
     info["Settings"]["Role"] = json!("assault");
     info["Level"] = json!(1);
     info["Experience"] = json!(0);
-    info["SavageLockTime"] = json!(0);
+    // A scav that replaces one (after a death in a raid, or asked for) waits out SPT's cooldown
+    // (`globals.config.SavagePlayCooldown`), a moment on the game's clock, so time the server was off
+    // counts towards it; the first scav of a profile is ready at once.
+    let cooldown =
+        if previous.is_some() { db::get::<u64>("globals.config.SavagePlayCooldown").unwrap_or(0) } else { 0 };
+    info["SavageLockTime"] = json!(if cooldown > 0 { clock::now() + cooldown } else { 0 });
     info["PmcId"] = json!(uid);
     if let Some(previous) = previous {
         for field in ["Level", "Experience"] {
