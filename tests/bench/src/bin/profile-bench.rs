@@ -16,6 +16,11 @@
 //! answered it, stash and all, as the client reports it; the end's client p50 and the server's time
 //! per end (`--perf`) per profile size make a second table.
 //!
+//! `--hideout` adds two runs of a new profile with a late-game hideout (every area built, the generator
+//! burning, four crafts and the scav case running), one settled at the start and one 24 hours before:
+//! a Move must not cost more for a running hideout, and the first `profile/list` after a day offline
+//! shows what catching up costs.
+//!
 //! Not a test: it prints two tables. `cargo run --release -p modhost-benches --bin profile-bench -- --help`.
 
 use anyhow::{Context as _, bail, ensure};
@@ -50,6 +55,11 @@ struct Args {
     /// Measured raid ends per size (after 3 warm-up raids); 0 skips them.
     #[arg(long, default_value_t = 40)]
     ends: u32,
+    /// Also a new profile with a late-game hideout (every area built, the generator burning, the
+    /// bitcoin farm, the water collector and three crafts running), settled just now and 24 hours ago:
+    /// their Moves against the new profile's, and their `profile/list`s (24 hours caught up or none).
+    #[arg(long)]
+    hideout: bool,
 }
 
 const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
@@ -81,6 +91,8 @@ fn envelope(reply: &Reply, what: &str) -> anyhow::Result<Value> {
 /// One size's results.
 struct Measured {
     label: String,
+    first_list_ms: f64,
+    next_list_ms: f64,
     profile_bytes: usize,
     items: usize,
     client_p50_ms: f64,
@@ -145,6 +157,57 @@ fn per_request(before: &[PhaseTotal], after: &[PhaseTotal], n: f64) -> Vec<(Stri
             (name.clone(), (ms - ms_before) * 1e3 / n, (calls - calls_before) / n)
         })
         .collect()
+}
+
+/// `base` with a late-game hideout last settled `ago` seconds before `now`: every area of the db built to
+/// its top level with its slots filled (fuel, filters, graphics cards), the generator on, and the
+/// water collector, the bitcoin farm, a workbench and a medstation craft and the scav case running.
+fn late_hideout(base: &Value, db: &Value, now: u64, ago: u64) -> Value {
+    use gamedb::hideout::{AIR_FILTER, FUEL, GPU, WATER_FILTER};
+    let mut profile = base.clone();
+    let mut areas = Vec::new();
+    for (n, area) in db["hideout"]["areas"].as_array().into_iter().flatten().enumerate() {
+        let kind = area["type"].as_u64().unwrap_or(0);
+        let top = area["stages"].as_object().map_or(0, |s| s.len().saturating_sub(1));
+        let slots = area["stages"][top.to_string()]["slots"].as_u64().unwrap_or(0);
+        let filler = match kind {
+            4 => Some((FUEL, 100.0)),
+            6 => Some((WATER_FILTER, 100.0)),
+            17 => Some((AIR_FILTER, 300.0)),
+            20 => Some((GPU, 0.0)),
+            _ => None,
+        };
+        let slots: Vec<Value> = (0..slots)
+            .map(|i| match filler {
+                Some((tpl, resource)) => {
+                    let upd = if resource > 0.0 { json!({"Resource": {"Value": resource}}) } else { json!({}) };
+                    json!({"locationIndex": i, "item": [{"_id": format!("{:08x}{:016x}", n, i), "_tpl": tpl, "upd": upd}]})
+                }
+                None => json!({"locationIndex": i}),
+            })
+            .collect();
+        areas.push(json!({"type": kind, "level": top, "active": true, "passiveBonusesEnabled": true,
+                          "completeTime": 0, "constructing": false, "slots": slots, "lastRecipe": ""}));
+    }
+    let craft = |id: &str, time: u64, scav: bool| {
+        json!({"Progress": 0, "inProgress": true, "RecipeId": id, "StartTimestamp": (now - ago).to_string(),
+               "ProductionTime": time, "Products": [], "GivenItemsInStart": [], "Interrupted": false,
+               "needFuelForAllProductionTime": false, "sptIsScavCase": scav, "sptIsContinuous": false})
+    };
+    let mut production = serde_json::Map::new();
+    for (id, time, scav) in [
+        (gamedb::hideout::WATER_RECIPE, 8_000, false),
+        (gamedb::hideout::BITCOIN_RECIPE, 145_000, false),
+        (gamedb::hideout::WORKBENCH_RECIPE, 3_600, false),
+        (gamedb::hideout::MEDSTATION_RECIPE, 1_800, false),
+        (gamedb::hideout::SCAV_RECIPE, 2_400, true),
+    ] {
+        production.insert(id.to_owned(), craft(id, time, scav));
+    }
+    profile["Hideout"]["Areas"] = json!(areas);
+    profile["Hideout"]["Production"] = Value::Object(production);
+    profile["Hideout"]["sptUpdateLastRunTimestamp"] = json!(now - ago);
+    profile
 }
 
 /// A player's profile padded with SPT-shaped items to at least `bytes`: items of the generated
@@ -212,6 +275,9 @@ struct Run {
     client: Client,
     /// Requests sent on `client` (the server closes a kept-alive connection after 512).
     sent: u32,
+    /// The first `profile/list` after the server started (its first touch of the profile), and the next.
+    first_list_ms: f64,
+    next_list_ms: f64,
     roubles: String,
     stash: String,
     profile_bytes: usize,
@@ -260,14 +326,21 @@ impl Run {
             let create = json!({"nickname": "BenchRunner", "side": "Usec", "headId": "x"});
             envelope(&client.send(&post("/client/game/profile/create", &create)).await?, "profile/create")?;
         }
+        let first = Instant::now();
         let listed = list(&mut client).await?;
+        let first_list_ms = first.elapsed().as_secs_f64() * 1e3;
+        let next = Instant::now();
+        list(&mut client).await?;
+        let next_list_ms = next.elapsed().as_secs_f64() * 1e3;
         let (roubles, stash) = ids(&listed)?;
         let run = Run {
             label: label.to_owned(),
             root,
             server,
             client,
-            sent: 3,
+            sent: 4,
+            first_list_ms,
+            next_list_ms,
             roubles,
             stash,
             profile_bytes: listed.to_string().len(),
@@ -389,6 +462,8 @@ impl Run {
         );
         Ok(Measured {
             label: self.label,
+            first_list_ms: self.first_list_ms,
+            next_list_ms: self.next_list_ms,
             profile_bytes: self.profile_bytes,
             items: self.items,
             client_p50_ms: median(&self.latencies_ms),
@@ -424,7 +499,8 @@ async fn main() -> anyhow::Result<()> {
     if db["locations"][MAP]["base"].is_null() {
         db["locations"][MAP]["base"] = json!({"Id": MAP, "EscapeTimeLimit": 20, "Loot": []});
     }
-    let db = serde_json::to_vec(&db)?;
+    let db_value = db;
+    let db = serde_json::to_vec(&db_value)?;
 
     // Every size's server runs at once and the Moves go round them a few at a time, so the machine's
     // noise (other builds, say) falls on all sizes alike.
@@ -434,6 +510,14 @@ async fn main() -> anyhow::Result<()> {
     for kb in &args.sizes {
         let profile = padded(&base, kb * 1000);
         runs.push(Run::start(&modhost, &db, &format!("~{kb} KB"), Some(&profile)).await?.0);
+    }
+    if args.hideout {
+        // The same hideout settled just now and 24 hours ago: the difference is the catch-up.
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+        for (label, ago) in [("hideout0", 0), ("hideout24", 86_400)] {
+            let profile = late_hideout(&base, &db_value, now, ago);
+            runs.push(Run::start(&modhost, &db, label, Some(&profile)).await?.0);
+        }
     }
     eprintln!("warming up (the first Move converts a padded profile)…");
     for run in &mut runs {
@@ -503,6 +587,12 @@ async fn main() -> anyhow::Result<()> {
             row.phase("store get"),
             row.phase("store set"),
         );
+    }
+    println!(
+        "\nprofile/list on a server just started: the first (the profile's first touch; the hideout's catch-up) and the next, ms"
+    );
+    for row in &rows {
+        println!("{:<9} first {:>8.3}  next {:>8.3}", row.label, row.first_list_ms, row.next_list_ms);
     }
     // Every phase the server saw, per Move, for where the time goes.
     println!("\nserver time per Move by --perf phase, µs (calls per Move)");
