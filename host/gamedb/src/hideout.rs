@@ -40,6 +40,8 @@ pub const WATER_RECIPE: &str = "5d5589c1f934db045e6c5492";
 pub const CIRCLE_STASH: &str = "66740c3739b9da6ce402ee65";
 /// The cultist circle's one recipe.
 pub const CIRCLE_RECIPE: &str = "00000000000000000000a103";
+/// The workbench's level-1 improvement (5 000 roubles, 300 seconds).
+pub const WORKBENCH_IMPROVEMENT: &str = "00000000000000000000a105";
 /// SPT's bitcoin farm recipe.
 pub const BITCOIN_RECIPE: &str = "5d5c205bd582a50d042a3c0e";
 /// The generated workbench craft: a rifle into 10 000 roubles in an hour, no power needed.
@@ -184,6 +186,9 @@ fn areas(db: &mut Map<String, Value>) {
     let mut areas = areas;
     if let Some(circle) = areas.iter_mut().find(|a| a["type"] == 27) {
         circle["stages"]["1"]["container"] = json!(CIRCLE_STASH);
+    }
+    if let Some(workbench) = areas.iter_mut().find(|a| a["type"] == 10) {
+        workbench["stages"]["1"]["improvements"] = json!([{"id": WORKBENCH_IMPROVEMENT, "requirements": [money(5_000)], "improvementTime": 300, "bonuses": []}]);
     }
     put(db, &["hideout", "areas"], json!(areas));
 }

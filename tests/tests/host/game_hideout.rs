@@ -8,7 +8,7 @@ use crate::emulator::{Player, ROUBLES, move_to, put_profile, stored_profile};
 use modhost_gamedb::RIFLE;
 use modhost_gamedb::hideout::{
     AIR_FILTER, BIG_STASH, BITCOIN_RECIPE, CIRCLE_RECIPE, CIRCLE_STASH, FUEL, GPU, MEDSTATION_RECIPE, PURIFIED_WATER,
-    SCAV_RECIPE, WATER_FILTER, WATER_RECIPE, WORKBENCH_RECIPE,
+    SCAV_RECIPE, WATER_FILTER, WATER_RECIPE, WORKBENCH_IMPROVEMENT, WORKBENCH_RECIPE,
 };
 use modhost_gamedb::trade::{CRACKERS, REPAIR_KIT};
 use modhost_tests::{TestServer, TestServerBuilder};
@@ -165,6 +165,13 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     assert_eq!(p.act(complete(6)).await, None);
     assert_eq!(p.act(complete(10)).await, None);
     refused(&p, put(6, 0, &kit), "does not take").await;
+    // The workbench's improvement: paid, done after its 300 seconds.
+    let improve = json!({"Action": "HideoutImproveArea", "areaType": 10, "items": [{"id": p.roubles, "count": 5_000}], "timestamp": 0});
+    refused(&p, json!({"Action": "HideoutImproveArea", "areaType": 17, "items": []}), "area 17 is not built").await;
+    assert_eq!(p.act(improve.clone()).await, None);
+    refused(&p, improve, "already under way").await;
+    let improvement = hideout(&p).await["Improvements"][WORKBENCH_IMPROVEMENT].clone();
+    assert_eq!(improvement, json!({"completed": false, "improveCompleteTimestamp": t0 + 2400 + 300}));
     assert_eq!(p.act(put(6, 0, &id('e', 4))).await, None);
     let water = json!({"Action": "HideoutContinuousProductionStart", "recipeId": WATER_RECIPE, "timestamp": 0});
     assert_eq!(p.act(water.clone()).await, None);
@@ -200,6 +207,8 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     assert_eq!(p.of(PURIFIED_WATER).await.len(), 1);
     let restarted = hideout(&p).await["Production"][WATER_RECIPE]["Progress"].as_f64();
     assert_eq!(restarted, Some(0.0), "the collector starts over");
+
+    assert_eq!(hideout(&p).await["Improvements"][WORKBENCH_IMPROVEMENT]["completed"], true);
 
     // Taking a tank back gives it as time left it.
     let back = json!({"Action": "HideoutTakeItemsFromAreaSlots", "areaType": 4, "slots": [1], "timestamp": 0});
