@@ -51,6 +51,17 @@ pub(crate) fn experience(table: &[i64], level: i64) -> i64 {
     table[..level].iter().sum()
 }
 
+/// Skill `skill`'s progress in `Skills.Common` (a level is 100 of it); 0 for a skill not listed.
+pub(crate) fn skill_progress(common: &Value, skill: &str) -> f64 {
+    common
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["Id"] == skill)
+        .and_then(|s| s["Progress"].as_f64())
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,14 +89,7 @@ pub(crate) fn check(doc: &mut Doc, hideout: &Value, requirements: &[Value]) -> O
             Some("Skill") => {
                 let skill = r["skillName"].as_str().unwrap_or_default();
                 let want = r["skillLevel"].as_u64().unwrap_or(0);
-                let skills = doc.get(&["Skills", "Common"])?;
-                let progress = skills
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|s| s["Id"] == skill)
-                    .and_then(|s| s["Progress"].as_f64())
-                    .unwrap_or(0.0);
+                let progress = crate::progression::skill_progress(&doc.get(&["Skills", "Common"])?, skill);
                 // SPT's skill level is its progress in hundreds.
                 let have = (progress / 100.0).floor().max(0.0) as u64;
                 if have < want {

@@ -269,14 +269,7 @@ fn done(doc: &mut Doc, condition: &Value, completed: &[Value], player: &Player) 
     }
     if kind == "Skill" {
         let skill = targets(condition).first().copied().unwrap_or_default();
-        let skills = doc.get(&["Skills", "Common"])?;
-        let progress = skills
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|s| s["Id"] == skill)
-            .and_then(|s| s["Progress"].as_f64())
-            .unwrap_or(0.0);
+        let progress = progression::skill_progress(&doc.get(&["Skills", "Common"])?, skill);
         // A skill's level is its progress over 100.
         return Ok(number(&condition["value"]).is_some_and(|level| progress / 100.0 >= level));
     }
