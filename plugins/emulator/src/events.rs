@@ -19,6 +19,8 @@
 //!   back by mail (`insurance/returns.rs`).
 //! - [`FLEA_BOUGHT`] `{session, uid, action}`, [`FLEA_LISTED`] `{session, uid, action}` and
 //!   [`FLEA_SOLD`] `{uid, offer, count, tpl}`: the flea market (`ragfair/`).
+//! - [`HIDEOUT_AREA_READY`] `{session, uid, area, level}` and [`HIDEOUT_PRODUCTION_READY`]
+//!   `{session, uid, recipeId}`: an area's construction or a craft is done (`hideout/ready.rs`).
 
 use modhost_sdk::{events, log};
 use serde::Serialize;
@@ -50,6 +52,11 @@ pub(crate) const FLEA_BOUGHT: &str = "flea.bought";
 pub(crate) const FLEA_SOLD: &str = "flea.sold";
 /// A player listed an offer on the flea (`ragfair/player.rs`).
 pub(crate) const FLEA_LISTED: &str = "flea.listed";
+
+/// An area's construction is done (the client completes it with `HideoutUpgradeComplete`).
+pub(crate) const HIDEOUT_AREA_READY: &str = "emulator.hideout.area.ready";
+/// A craft is done and can be taken.
+pub(crate) const HIDEOUT_PRODUCTION_READY: &str = "emulator.hideout.production.ready";
 
 /// Emits `topic` with `payload`; a failure is logged, never the request's.
 pub(crate) fn announce(topic: &str, payload: &impl Serialize) {

@@ -11,6 +11,7 @@ use modhost_gamedb::hideout::{
     SCAV_RECIPE, WATER_FILTER, WATER_RECIPE, WORKBENCH_IMPROVEMENT, WORKBENCH_RECIPE,
 };
 use modhost_gamedb::trade::{CRACKERS, REPAIR_KIT};
+use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, TestServerBuilder};
 use serde_json::{Value, json};
 
@@ -434,4 +435,42 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
     assert_eq!(p.of(modhost_gamedb::hideout::BITCOIN).await.len(), 2);
     refused(p, take(BITCOIN_RECIPE), "no coin yet").await;
     drop(server);
+}
+
+#[tokio::test]
+async fn the_hosts_timer_tells_the_mods_when_an_area_is_built() {
+    // The game's clock is the host's here: the timer fires on it.
+    let builder =
+        TestServer::builder().db_json(&modhost_gamedb::database(100).to_string()).config(|c| c.builtin_mods = true);
+    let dir = builder.root().join("mods").join("a");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config =
+        json!({"name": "a", "subscriptions": ["emulator.hideout.area.ready", "emulator.hideout.production.ready"]});
+    std::fs::write(dir.join("config.default.json"), config.to_string()).unwrap();
+    let server = builder.with_mod("a", modhost_tests::guests::PEER, "").start().await.unwrap();
+    let session = "e1e1e1e1e1e1e1e1e1e1e1e1";
+    let p = Player::new(server.addr, session, "Waiter").await;
+    assert_eq!(p.act(upgrade(0, json!([{"id": p.roubles, "count": 5_000}]))).await, None);
+    let events = || async {
+        let heard = send(server.addr, &Call::get("/peer/a/events").session(session)).await.unwrap().json();
+        heard
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["topic"] == "emulator.hideout.area.ready")
+            .cloned()
+            .collect::<Vec<Value>>()
+    };
+    // The vents take 2 seconds; the timer fires once, on its own.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while events().await.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let heard = events().await;
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert_eq!(heard[0]["payload"], json!({"session": session, "uid": p.uid, "area": 0, "level": 1}));
+    assert_eq!(p.act(complete(0)).await, None);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(events().await.len(), 1, "told once");
+    server.stop().await.unwrap();
 }

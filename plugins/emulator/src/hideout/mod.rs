@@ -17,6 +17,7 @@
 //!   `HideoutContinuousProductionStart`, `HideoutScavCaseProductionStart`,
 //!   `HideoutCircleOfCultistProductionStart`, `HideoutTakeProduction`, `HideoutCancelProductionCommand`,
 //!   `HideoutDeleteProductionCommand`).
+//! - `ready.rs`: the host's timer for an area built or a craft done, which tells the mods.
 //! - `extras.rs`: the shooting range's record, QTE results, hideout customization and the mannequin's
 //!   pose (`RecordShootingRangePoints`, `HideoutQuickTimeEvent`, `HideoutCustomizationApply`,
 //!   `HideoutCustomizationSetMannequinPose`).
@@ -25,6 +26,7 @@ pub(crate) mod areas;
 pub(crate) mod bonuses;
 pub(crate) mod extras;
 pub(crate) mod production;
+pub(crate) mod ready;
 pub(crate) mod simulate;
 pub(crate) mod slots;
 pub(crate) mod state;
@@ -46,4 +48,5 @@ pub(crate) fn routes(router: Router) -> Router {
         .route("/client/hideout/customization/offer/list", |_| {
             Ok(table("hideout.customisation", r#"{"globals":[],"slots":[]}"#))
         })
+        .on_timer(ready::READY_TIMER, ready::fired)
 }

@@ -75,8 +75,13 @@ fn stored(doc: &mut Doc, changes: &mut Changes, hideout: Value) -> Outcome {
     Ok(())
 }
 
-/// Adds `craft` under `id` to the hideout's `Production`.
-fn add(hideout: &mut Value, id: &str, craft: Value) {
+/// Adds `craft` under `id` to the hideout's `Production`, and arms the timer that tells the mods
+/// when it is done (`ready.rs`).
+fn add(doc: &Doc, changes: &mut Changes, hideout: &mut Value, id: &str, craft: Value) {
+    let time = craft["ProductionTime"].as_u64().unwrap_or(0);
+    if id != BITCOIN_RECIPE && time > 0 {
+        changes.later.push(super::ready::production(areas::uid(doc), id, &craft["StartTimestamp"], time));
+    }
     if !hideout["Production"].is_object() {
         hideout["Production"] = json!({});
     }
@@ -131,7 +136,7 @@ pub(crate) fn single_start(doc: &mut Doc, action: &Value, templates: &mut Templa
     }
     areas::hand_over(doc, templates, changes, action, &areas::price(requirements))?;
     let time = wanted["productionTime"].as_u64().unwrap_or(0);
-    add(&mut hideout, &id, craft(&id, time, false, wanted["needFuelForAllProductionTime"] == true));
+    add(doc, changes, &mut hideout, &id, craft(&id, time, false, wanted["needFuelForAllProductionTime"] == true));
     stored(doc, changes, hideout)
 }
 
@@ -149,7 +154,7 @@ pub(crate) fn continuous_start(doc: &mut Doc, action: &Value, _: &mut Templates,
     let requirements = recipe["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
     areas::check(doc, &hideout, requirements)?;
     let time = recipe["productionTime"].as_u64().unwrap_or(0);
-    add(&mut hideout, &id, craft(&id, time, true, recipe["needFuelForAllProductionTime"] == true));
+    add(doc, changes, &mut hideout, &id, craft(&id, time, true, recipe["needFuelForAllProductionTime"] == true));
     stored(doc, changes, hideout)
 }
 
@@ -175,7 +180,7 @@ pub(crate) fn scav_case_start(
     let mut case = craft(&id, recipe["productionTime"].as_u64().unwrap_or(0), false, false);
     case["sptIsScavCase"] = json!(true);
     case["Products"] = json!(products);
-    add(&mut hideout, &id, case);
+    add(doc, changes, &mut hideout, &id, case);
     stored(doc, changes, hideout)
 }
 
@@ -242,6 +247,9 @@ pub(crate) fn take(doc: &mut Doc, action: &Value, templates: &mut Templates, cha
                 let restarted = &mut hideout["Production"][&id];
                 restarted["Progress"] = json!(0);
                 restarted["StartTimestamp"] = json!(clock::now().to_string());
+                let time = restarted["ProductionTime"].as_u64().unwrap_or(0);
+                let started = restarted["StartTimestamp"].clone();
+                changes.later.push(super::ready::production(areas::uid(doc), &id, &started, time));
             } else {
                 remove(&mut hideout, &id);
             }
@@ -362,6 +370,6 @@ pub(crate) fn circle_start(doc: &mut Doc, _: &Value, templates: &mut Templates, 
     let mut craft = craft(&id, time, false, false);
     craft["sptIsCultistCircle"] = json!(true);
     craft["GivenItemsInStart"] = json!(given);
-    add(&mut hideout, &id, craft);
+    add(doc, changes, &mut hideout, &id, craft);
     stored(doc, changes, hideout)
 }

@@ -241,6 +241,9 @@ fn moving(req: &Request) -> Result<Response> {
         Err(other) => return Err(other),
     }
     announce(req.session().unwrap_or_default(), &uid, &applied);
+    for (name, delay, payload) in &changes.later {
+        crate::hideout::ready::arm(req.session(), name, *delay, payload);
+    }
     for message in &told {
         mailbox::announce(req.session(), &uid, message);
     }

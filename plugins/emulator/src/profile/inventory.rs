@@ -394,6 +394,9 @@ pub(crate) struct Changes {
     /// `ragFairOffers`, `weaponBuilds`, `traderRelations`, …), each replacing the batch's default for
     /// that member; set with [`Changes::answer`].
     pub(crate) answers: serde_json::Map<String, Value>,
+    /// Host timers to arm once the batch is written: `(name, delay in seconds, payload)`
+    /// (`hideout/ready.rs`); a refused action's are dropped with the rest of its changes.
+    pub(crate) later: Vec<(String, u64, Value)>,
 }
 
 impl Changes {
