@@ -307,27 +307,21 @@ fn comparable(mut hideout: Value) -> Value {
     hideout
 }
 
-#[tokio::test]
-async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ran() {
-    let t0 = t0();
+/// The downtime test's three scenarios, one player each: a generator with four full tanks; one with
+/// 2 units of fuel (1 539 seconds); none, with the stash being rebuilt.
+const SCENARIOS: [&str; 3] = ["d1d1d1d1d1d1d1d1d1d1d1d1", "d2d2d2d2d2d2d2d2d2d2d2d2", "d3d3d3d3d3d3d3d3d3d3d3d3"];
+
+/// A root where each scenario's player, at `t0`, has fuelled its generator, filled the water
+/// collector, air filtering and the bitcoin farm (ten cards), and started the water collector, the
+/// farm, a medstation craft that needs power all along, a workbench craft and the scav case.
+async fn keepers(t0: u64) -> (TestServer, Vec<Player>) {
     let server = TestServer::builder().db_json(&db(t0)).config(|c| c.builtin_mods = true).start().await.unwrap();
-    // Pairs (ran: settled every simulated hour; off: untouched) for three scenarios: a generator with
-    // four full tanks; one with 2 units of fuel (1 539 seconds); none, with the stash being rebuilt.
-    let sessions = [
-        "d1d1d1d1d1d1d1d1d1d1d1d1",
-        "d2d2d2d2d2d2d2d2d2d2d2d2",
-        "d3d3d3d3d3d3d3d3d3d3d3d3",
-        "d4d4d4d4d4d4d4d4d4d4d4d4",
-        "d5d5d5d5d5d5d5d5d5d5d5d5",
-        "d6d6d6d6d6d6d6d6d6d6d6d6",
-    ];
     let mut players = Vec::new();
-    for (n, session) in sessions.iter().enumerate() {
+    for (n, session) in SCENARIOS.iter().enumerate() {
         players.push(Player::new(server.addr, session, &format!("Keeper{n}")).await);
     }
-    // Tanks by scenario: four full, one with 2 units, none.
-    let fuel = |n: usize| [4, 1, 0][n / 2];
-    let tanks = |n: usize| -> Vec<(String, &str, i64, Value)> {
+    let fuel = |n: usize| [4, 1, 0][n];
+    let items = |n: usize| -> Vec<(String, &str, i64, Value)> {
         let mut items: Vec<(String, &str, i64, Value)> = match fuel(n) {
             1 => vec![(id('f', 1), FUEL, 1, json!({"Resource": {"Value": 2}}))],
             k => (1..=k).map(|n| (id('f', n), FUEL, 1, json!({}))).collect(),
@@ -342,7 +336,7 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
     };
     let server = restart(server, t0, |root| {
         for (n, p) in players.iter().enumerate() {
-            give(root, &p.uid, &tanks(n), Some(built_areas()));
+            give(root, &p.uid, &items(n), Some(built_areas()));
         }
     })
     .await;
@@ -374,37 +368,52 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
         let answer = p.moving(actions).await;
         assert!(answer["data"]["warnings"].as_array().unwrap().is_empty(), "{answer}");
     }
+    (server, players)
+}
 
-    // The ones that "ran" are settled (an action that stores the hideout) every hour, then at 24, 48 and
-    // 72 hours; the others only read at 6 and 72 hours.
-    let mut server = server;
+#[tokio::test]
+async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ran() {
+    // Two roots replay the same actions at t0. One server keeps running: every simulated hour its
+    // clock moves (db.json rewritten and reloaded, no restart) and each player's hideout is settled
+    // (an action that stores it), then at 24, 48 and 72 hours. The other is stopped at t0 and started
+    // only to be read, at 6 and at 72 hours.
+    let t0 = t0();
+    let (ran, on) = keepers(t0).await;
+    let (off, mut away) = keepers(t0).await;
+    let mut off_builder = off.restart_builder();
+    off.stop().await.unwrap();
     for hours in [1u64, 2, 3, 4, 5, 6, 24, 48, 72] {
-        server = restart(server, t0 + hours * 3600, |_| {}).await;
-        for (n, p) in players.iter_mut().enumerate() {
-            p.addr = server.addr;
-            if n % 2 == 0 {
-                assert_eq!(p.act(toggle(23, true)).await, None);
-            }
+        let at = t0 + hours * 3600;
+        std::fs::write(ran.root().join("db.json.next"), db(at)).unwrap();
+        std::fs::rename(ran.root().join("db.json.next"), ran.root().join("db.json")).unwrap();
+        let outcome = ran.app.reload().await;
+        assert!(outcome.ok, "{outcome:?}");
+        for p in &on {
+            assert_eq!(p.act(toggle(23, true)).await, None);
         }
         if hours == 6 || hours == 72 {
-            for pair in players.chunks(2) {
-                let (ran, off) = (comparable(hideout(&pair[0]).await), comparable(hideout(&pair[1]).await));
-                assert_eq!(ran, off, "after {hours} hours");
+            let off = off_builder.db_json(&db(at)).start().await.unwrap();
+            for (kept, left) in on.iter().zip(away.iter_mut()) {
+                left.addr = off.addr;
+                let (a, b) = (comparable(hideout(kept).await), comparable(hideout(left).await));
+                assert_eq!(a, b, "after {hours} hours, {}", kept.session);
             }
+            off_builder = off.restart_builder();
+            off.stop().await.unwrap();
         }
         if hours == 24 {
             // SPT's formula: progress += seconds x (1 + (cards - 1) x gpuBoostRate), a coin each 145 000.
-            let farm = hideout(&players[1]).await["Production"][BITCOIN_RECIPE].clone();
+            let farm = hideout(&on[0]).await["Production"][BITCOIN_RECIPE].clone();
             assert_eq!(farm["Progress"], 118_456.56, "86 400 s x 1.371025: {farm}");
             assert_eq!(farm["Products"].as_array().map(Vec::len), Some(0), "{farm}");
         }
         if hours == 6 {
-            let dry = hideout(&players[3]).await;
+            let dry = hideout(&on[1]).await;
             assert_eq!(area(&dry, 4)["active"], false, "the dry generator stopped");
             let crafts = &dry["Production"];
             assert_eq!(crafts[MEDSTATION_RECIPE]["Progress"], 1539.0, "a craft that needs power stops with it");
             assert_eq!(crafts[WORKBENCH_RECIPE]["Progress"], 3600.0, "one that does not goes on slower, and ends");
-            let dark = hideout(&players[5]).await;
+            let dark = hideout(&on[2]).await;
             assert_eq!(dark["Production"][WORKBENCH_RECIPE]["Progress"], 3240.0, "six hours at 0.15");
             assert_eq!(dark["Production"][MEDSTATION_RECIPE]["Progress"], 0.0);
             assert_eq!(dark["Production"][BITCOIN_RECIPE]["Progress"], 0.0);
@@ -413,7 +422,7 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
         }
     }
     // 72 hours on four tanks: 336.96 units burnt in order; two coins from ten cards; the air filter used up.
-    let full = hideout(&players[1]).await;
+    let full = hideout(&on[0]).await;
     let tanks: Vec<Value> = area(&full, 4)["slots"]
         .as_array()
         .unwrap()
@@ -430,11 +439,11 @@ async fn the_hideout_after_the_server_was_off_is_the_hideout_of_a_server_that_ra
     assert_eq!(filter, json!(73.36));
 
     // The coins are taken into the stash; the farm keeps running.
-    let p = &players[1];
+    let p = &on[0];
     assert_eq!(p.act(take(BITCOIN_RECIPE)).await, None);
     assert_eq!(p.of(modhost_gamedb::hideout::BITCOIN).await.len(), 2);
     refused(p, take(BITCOIN_RECIPE), "no coin yet").await;
-    drop(server);
+    ran.stop().await.unwrap();
 }
 
 #[tokio::test]
