@@ -1,4 +1,5 @@
-//! Ids: the 24-hex-digit ids the client makes for items, profiles and sessions, and fresh ones.
+//! Ids: the 24-hex-digit ids the client makes for items, profiles and sessions, fresh ones, and the
+//! game's random draws (both from WASI's randomness).
 //!
 //! A leaf: every phase names things by id, so nothing here may import another game module.
 
@@ -9,6 +10,12 @@ pub(crate) fn new_id() -> String {
     let a = state.hash_one(1u8);
     let b = state.hash_one(2u8);
     format!("{a:016x}{:08x}", b >> 32)
+}
+
+/// A random number below `n` (`n` > 0), from WASI's randomness.
+pub(crate) fn below(n: u64) -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(n) % n
 }
 
 /// Is `id` 24 hex digits, the shape of every id the client makes?

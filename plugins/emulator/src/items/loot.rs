@@ -21,12 +21,6 @@ const MAX_REWARDS: u64 = 64;
 /// The most templates of one pool read (SPT's largest has a few dozen).
 const MAX_POOL: usize = 1_024;
 
-/// A random number below `n` (`n` > 0), from WASI's randomness.
-pub(crate) fn below(n: u64) -> u64 {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(n) % n
-}
-
 /// `OpenRandomLootContainer {item, to}`.
 pub(crate) fn open(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     let id = action["item"].as_str().ok_or("the action names no container `item`")?;
@@ -74,7 +68,7 @@ pub(crate) fn open(doc: &mut Doc, action: &Value, templates: &mut Templates, cha
         }
     }
     for _ in 0..count {
-        let mut roll = below(total);
+        let mut roll = ids::below(total);
         let reward = pool
             .iter()
             .find(|(_, w)| {

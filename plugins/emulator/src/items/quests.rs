@@ -41,10 +41,9 @@
 //! customization, pockets).
 
 use crate::clock;
-use crate::ids;
 use crate::menu::quests::{self, Player, status};
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Grid, Outcome, copy_parts, count, is_root, item, set_count, subtree, write};
+use crate::profile::inventory::{Changes, Outcome, count, give_items, is_root, item, set_count, subtree, write};
 use crate::progression;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
@@ -61,7 +60,6 @@ const MAX_QUESTS: usize = 10_000;
 const MAX_CONDITIONS: usize = 256;
 const MAX_REWARDS: usize = 64;
 const MAX_HANDOVER: usize = 64;
-const MAX_REWARD_ITEMS: usize = 256;
 /// The kinds of condition a handover serves.
 const HANDOVER: [&str; 2] = ["HandoverItem", "WeaponAssembly"];
 
@@ -414,55 +412,6 @@ pub(crate) fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::p
     let fresh = progression::trader_met(trader, 0.0);
     doc.set(&["TradersInfo", trader], fresh.clone())?;
     Ok(fresh)
-}
-
-/// An `Item` reward's items into the stash's grid: the root at a free place (split into stacks of its
-/// template's `StackMaxSize`), the parts under it with fresh ids; found in raid when `findInRaid`.
-/// The hideout's products come the same way (`hideout/production.rs`).
-pub(crate) fn give_items(
-    doc: &mut Doc,
-    templates: &mut Templates,
-    changes: &mut Changes,
-    reward: &Value,
-    grid: &mut Option<Grid>,
-) -> Outcome {
-    let items: Vec<&Value> = reward["items"].as_array().into_iter().flatten().take(MAX_REWARD_ITEMS).collect();
-    let root_id = reward["target"].as_str().unwrap_or_default();
-    let Some(root) = items.iter().find(|i| i["_id"] == root_id).or(items.first()).copied() else {
-        return Ok(());
-    };
-    let root_tpl = tpl(root).to_owned();
-    if templates.props(&root_tpl).is_none() {
-        return Err(format!("a reward's template {root_tpl} is not in the database").into());
-    }
-    let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
-    if grid.is_none() {
-        *grid = Some(Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?);
-    }
-    let grid = grid.as_mut().expect("set above");
-    let parts: Vec<&Value> = items.iter().copied().filter(|i| i["_id"] != root["_id"]).collect();
-    let mut left = count(root).max(1);
-    let max = if parts.is_empty() { templates.stack_max(&root_tpl).unwrap_or(1).max(1) } else { 1 };
-    let found = reward["findInRaid"] == true;
-    let (w, h) = templates.footprint(&root_tpl, false);
-    while left > 0 {
-        let units = left.min(max);
-        left -= units;
-        let place = grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {root_tpl}"))?;
-        let id = ids::new_id();
-        let mut upd = root["upd"].clone();
-        if !upd.is_object() {
-            upd = json!({});
-        }
-        upd["StackObjectsCount"] = json!(units);
-        upd["SpawnedInSession"] = json!(found);
-        let stack = json!({"_id": id, "_tpl": root_tpl, "parentId": stash, "slotId": "hideout", "location": place,
-                           "upd": upd});
-        write(doc, templates, &id, Some(stack))?;
-        changes.created(&id);
-        copy_parts(doc, templates, changes, &parts, root["_id"].as_str().unwrap_or_default(), &id)?;
-    }
-    Ok(())
 }
 
 /// `QuestFail {qid, removeExcessItems}`.

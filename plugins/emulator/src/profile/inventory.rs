@@ -353,6 +353,59 @@ impl Grid {
     }
 }
 
+/// The most items one reward names (a weapon with its parts: a few dozen).
+const MAX_GIVEN_ITEMS: usize = 256;
+
+/// An item reward (`{items, target, findInRaid}`: a quest's `Item` reward, a craft's product) into the
+/// stash's grid: the root at a free place (split into stacks of its template's `StackMaxSize`), the
+/// parts under it with fresh ids; found in raid when `findInRaid`. `grid` is the stash's, found on
+/// the first call and kept for the next.
+pub(crate) fn give_items(
+    doc: &mut Doc,
+    templates: &mut Templates,
+    changes: &mut Changes,
+    reward: &Value,
+    grid: &mut Option<Grid>,
+) -> Outcome {
+    let items: Vec<&Value> = reward["items"].as_array().into_iter().flatten().take(MAX_GIVEN_ITEMS).collect();
+    let root_id = reward["target"].as_str().unwrap_or_default();
+    let Some(root) = items.iter().find(|i| i["_id"] == root_id).or(items.first()).copied() else {
+        return Ok(());
+    };
+    let root_tpl = tpl(root).to_owned();
+    if templates.props(&root_tpl).is_none() {
+        return Err(format!("a reward's template {root_tpl} is not in the database").into());
+    }
+    let stash = doc.get(&["Inventory", "stash"])?.as_str().ok_or("the profile has no stash")?.to_owned();
+    if grid.is_none() {
+        *grid = Some(Grid::of(doc, templates, &stash, "hideout")?.ok_or("the stash has no grid")?);
+    }
+    let grid = grid.as_mut().expect("set above");
+    let parts: Vec<&Value> = items.iter().copied().filter(|i| i["_id"] != root["_id"]).collect();
+    let mut left = count(root).max(1);
+    let max = if parts.is_empty() { templates.stack_max(&root_tpl).unwrap_or(1).max(1) } else { 1 };
+    let found = reward["findInRaid"] == true;
+    let (w, h) = templates.footprint(&root_tpl, false);
+    while left > 0 {
+        let units = left.min(max);
+        left -= units;
+        let place = grid.place(doc, w, h)?.ok_or_else(|| format!("no room in the stash for {root_tpl}"))?;
+        let id = ids::new_id();
+        let mut upd = root["upd"].clone();
+        if !upd.is_object() {
+            upd = json!({});
+        }
+        upd["StackObjectsCount"] = json!(units);
+        upd["SpawnedInSession"] = json!(found);
+        let stack = json!({"_id": id, "_tpl": root_tpl, "parentId": stash, "slotId": "hideout", "location": place,
+                           "upd": upd});
+        write(doc, templates, &id, Some(stack))?;
+        changes.created(&id);
+        copy_parts(doc, templates, changes, &parts, root["_id"].as_str().unwrap_or_default(), &id)?;
+    }
+    Ok(())
+}
+
 /// Copies an offer's or a reward's `parts` (the items under its root `root`, parents first) under the
 /// new root `copy`, each with a fresh id, recording them in `changes`.
 pub(crate) fn copy_parts(
