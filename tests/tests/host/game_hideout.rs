@@ -244,6 +244,7 @@ async fn a_player_builds_fuels_crafts_and_collects_over_the_games_hours() {
     assert_eq!(told["tpl"], CIRCLE_STASH, "{answer}");
     let circle = told["id"].as_str().unwrap().to_owned();
     assert_eq!(p.profile().await["Inventory"]["hideoutAreaStashes"]["27"], circle.as_str());
+    refused(&p, move_to(&circle, &p.stash, "hideout", 0, 30), "is a root container").await;
     let sacrifice = json!({"Action": "HideoutCircleOfCultistProductionStart", "timestamp": 0});
     refused(&p, sacrifice.clone(), "nothing lies in the circle").await;
     assert_eq!(p.act(move_to(&id('e', 3), &circle, "CircleOfCultistsGrid1", 0, 0)).await, None);

@@ -16,12 +16,13 @@ use crate::profile::inventory::{
 use crate::templates::{Templates, tpl};
 use serde_json::{Value, json};
 
-/// The item an action names in `field`: present in this profile, and not a root container. Answers
-/// its id and its current state.
+/// The item an action names in `field`: present in this profile, and not a root container (one of
+/// the inventory's roots, or any item without a parent: a hideout area's container, listed in
+/// `hideoutAreaStashes`). Answers its id and its current state.
 fn owned(doc: &mut Doc, action: &Value, field: &str) -> Result<(String, Value), Refused> {
     let id = action[field].as_str().ok_or_else(|| format!("the action names no `{field}`"))?;
     let found = item(doc, id)?.ok_or_else(|| format!("item {id} is not in this profile"))?;
-    if is_root(doc, id)? {
+    if found.get("parentId").is_none() || is_root(doc, id)? {
         return Err(format!("item {id} is a root container").into());
     }
     Ok((id.to_owned(), found))
