@@ -49,9 +49,13 @@ pub(crate) fn shown(mut profile: Value) -> Value {
     profile
 }
 
-/// The rates `hideout` runs at: SPT's `hideout.settings`, the profile's `FuelConsumption` bonuses, the
-/// bitcoin recipe, and whether the area of each running craft needs fuel. Reads the recipe table only
-/// when a craft of its own is running.
+/// A craft's stamp: whether its area needs fuel to run at full speed.
+pub(crate) const NEEDS_FUEL: &str = "sptAreaNeedsFuel";
+/// A craft's stamp: how many products it holds at most (the bitcoin farm's coins).
+pub(crate) const LIMIT: &str = "sptProductionLimit";
+
+/// The rates `hideout` runs at: SPT's `hideout.settings`, the profile's `FuelConsumption` bonuses, and
+/// per running craft its stamps ([`NEEDS_FUEL`], [`LIMIT`], its `ProductionTime`).
 fn rates(hideout: &Value, bonuses: &Value) -> Rates {
     let settings: Value = db::get(&db::path(&["hideout", "settings"])).unwrap_or(Value::Null);
     let setting =
@@ -72,17 +76,35 @@ fn rates(hideout: &Value, bonuses: &Value) -> Rates {
         gpu_boost: setting("gpuBoostRate", 0.041_225),
         ..Rates::default()
     };
-    let running: Vec<&String> = hideout["Production"].as_object().into_iter().flatten().map(|(id, _)| id).collect();
-    if running.is_empty() {
+    // What each craft runs at was stamped into it when it started (`production.rs`), so a read reads
+    // no recipe table (SPT's are hundreds of kilobytes); a craft stored without the stamps (started
+    // before they existed) has its recipe and area looked up.
+    let mut unstamped = Vec::new();
+    for (id, craft) in hideout["Production"].as_object().into_iter().flatten() {
+        if craft["sptIsScavCase"] == true || craft["sptIsCultistCircle"] == true {
+            // They run on time alone (`simulate.rs`).
+            continue;
+        }
+        match craft[NEEDS_FUEL].as_bool() {
+            Some(needs) => {
+                rates.needs_fuel.insert(id.clone(), needs);
+            }
+            None => unstamped.push(id.clone()),
+        }
+        if id == BITCOIN_RECIPE {
+            rates.bitcoin_time = craft["ProductionTime"].as_u64().unwrap_or(0);
+            rates.bitcoin_limit = craft[LIMIT].as_u64().unwrap_or(3) as usize;
+        }
+    }
+    if unstamped.is_empty() {
         return rates;
     }
     let recipes: Vec<Value> = db::get(&db::path(&["hideout", "production", "recipes"])).unwrap_or_default();
     let areas: Vec<Value> = db::get(&db::path(&["hideout", "areas"])).unwrap_or_default();
-    for recipe in recipes.iter().filter(|r| running.iter().any(|id| r["_id"] == id.as_str())) {
+    for recipe in recipes.iter().filter(|r| unstamped.iter().any(|id| r["_id"] == id.as_str())) {
         let id = recipe["_id"].as_str().unwrap_or_default().to_owned();
         let needs = areas.iter().find(|a| a["type"] == recipe["areaType"]).is_none_or(|a| a["needsFuel"] == true);
-        if id == BITCOIN_RECIPE {
-            rates.bitcoin_time = recipe["productionTime"].as_u64().unwrap_or(0);
+        if id == BITCOIN_RECIPE && hideout["Production"][&id][LIMIT].is_null() {
             rates.bitcoin_limit = recipe["productionLimitCount"].as_u64().unwrap_or(3) as usize;
         }
         rates.needs_fuel.insert(id, needs);
