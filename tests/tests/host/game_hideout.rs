@@ -482,5 +482,23 @@ async fn the_hosts_timer_tells_the_mods_when_an_area_is_built() {
     assert_eq!(p.act(complete(0)).await, None);
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(events().await.len(), 1, "told once");
+
+    // A craft started and deleted over and over arms one timer, not one per start.
+    let pending = || async {
+        let mods = send(server.addr, &Call::get("/modhost/mods")).await.unwrap().json();
+        let game = mods["loaded"].as_array().unwrap().iter().find(|m| m["id"] == "emulator").cloned().unwrap();
+        game["timers_pending"].as_u64().unwrap_or_else(|| panic!("{game}"))
+    };
+    assert_eq!(p.act(upgrade(14, json!([{"id": p.roubles, "count": 25_000}]))).await, None);
+    let before = pending().await;
+    let mut actions = Vec::new();
+    for _ in 0..10 {
+        actions.push(json!({"Action": "HideoutScavCaseProductionStart", "recipeId": SCAV_RECIPE,
+                            "items": [{"id": p.roubles, "count": 2_500}], "tools": [], "timestamp": 0}));
+        actions.push(json!({"Action": "HideoutDeleteProductionCommand", "recipeId": SCAV_RECIPE, "timestamp": 0}));
+    }
+    let answer = p.moving(actions).await;
+    assert!(answer["data"]["warnings"].as_array().unwrap().is_empty(), "{answer}");
+    assert_eq!(pending().await, before + 1, "one pending timer for the scav case");
     server.stop().await.unwrap();
 }

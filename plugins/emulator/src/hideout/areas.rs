@@ -176,7 +176,7 @@ pub(crate) fn upgrade(doc: &mut Doc, action: &Value, templates: &mut Templates, 
     } else {
         area["constructing"] = json!(true);
         area["completeTime"] = json!(clock::now() + time);
-        changes.later.push(super::ready::area(uid(doc), kind, next, time));
+        super::ready::area(doc, changes, kind, time)?;
     }
     state::store(doc, hideout)?;
     Ok(())

@@ -67,6 +67,16 @@ fn craft(recipe_id: &str, time: u64, continuous: bool, needs_fuel_all: bool) -> 
            "SkipTime": 0, "sptIsScavCase": false, "sptIsContinuous": continuous, "sptIsCultistCircle": false})
 }
 
+/// Stamps a new craft of `recipe` with what the simulation reads of its recipe and area
+/// (`state::rates`), so reading the hideout reads no table.
+fn stamp(mut craft: Value, recipe: &Value) -> Value {
+    let needs =
+        recipe["areaType"].as_u64().and_then(|kind| areas::table(kind).ok()).is_none_or(|a| a["needsFuel"] == true);
+    craft[state::NEEDS_FUEL] = json!(needs);
+    craft[state::LIMIT] = json!(recipe["productionLimitCount"].as_u64().unwrap_or(0));
+    craft
+}
+
 /// Stores `hideout` and answers its crafts.
 fn stored(doc: &mut Doc, changes: &mut Changes, hideout: Value) -> Outcome {
     changes.answer("production", hideout["Production"].clone());
@@ -76,15 +86,16 @@ fn stored(doc: &mut Doc, changes: &mut Changes, hideout: Value) -> Outcome {
 
 /// Adds `craft` under `id` to the hideout's `Production`, and arms the timer that tells the mods
 /// when it is done (`ready.rs`).
-fn add(doc: &Doc, changes: &mut Changes, hideout: &mut Value, id: &str, craft: Value) {
+fn add(doc: &mut Doc, changes: &mut Changes, hideout: &mut Value, id: &str, craft: Value) -> Outcome {
     let time = craft["ProductionTime"].as_u64().unwrap_or(0);
     if id != BITCOIN_RECIPE && time > 0 {
-        changes.later.push(super::ready::production(areas::uid(doc), id, &craft["StartTimestamp"], time));
+        super::ready::production(doc, changes, id, time)?;
     }
     if !hideout["Production"].is_object() {
         hideout["Production"] = json!({});
     }
     hideout["Production"][id] = craft;
+    Ok(())
 }
 
 /// `HideoutSingleProductionStart {recipeId, items, tools}`.
@@ -135,7 +146,8 @@ pub(crate) fn single_start(doc: &mut Doc, action: &Value, templates: &mut Templa
     }
     areas::hand_over(doc, templates, changes, action, &areas::price(requirements))?;
     let time = wanted["productionTime"].as_u64().unwrap_or(0);
-    add(doc, changes, &mut hideout, &id, craft(&id, time, false, wanted["needFuelForAllProductionTime"] == true));
+    let new = stamp(craft(&id, time, false, wanted["needFuelForAllProductionTime"] == true), &wanted);
+    add(doc, changes, &mut hideout, &id, new)?;
     stored(doc, changes, hideout)
 }
 
@@ -153,7 +165,8 @@ pub(crate) fn continuous_start(doc: &mut Doc, action: &Value, _: &mut Templates,
     let requirements = recipe["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
     areas::check(doc, &hideout, requirements)?;
     let time = recipe["productionTime"].as_u64().unwrap_or(0);
-    add(doc, changes, &mut hideout, &id, craft(&id, time, true, recipe["needFuelForAllProductionTime"] == true));
+    let new = stamp(craft(&id, time, true, recipe["needFuelForAllProductionTime"] == true), &recipe);
+    add(doc, changes, &mut hideout, &id, new)?;
     stored(doc, changes, hideout)
 }
 
@@ -179,7 +192,7 @@ pub(crate) fn scav_case_start(
     let mut case = craft(&id, recipe["productionTime"].as_u64().unwrap_or(0), false, false);
     case["sptIsScavCase"] = json!(true);
     case["Products"] = json!(products);
-    add(doc, changes, &mut hideout, &id, case);
+    add(doc, changes, &mut hideout, &id, case)?;
     stored(doc, changes, hideout)
 }
 
@@ -247,8 +260,7 @@ pub(crate) fn take(doc: &mut Doc, action: &Value, templates: &mut Templates, cha
                 restarted["Progress"] = json!(0);
                 restarted["StartTimestamp"] = json!(clock::now().to_string());
                 let time = restarted["ProductionTime"].as_u64().unwrap_or(0);
-                let started = restarted["StartTimestamp"].clone();
-                changes.later.push(super::ready::production(areas::uid(doc), &id, &started, time));
+                super::ready::production(doc, changes, &id, time)?;
             } else {
                 remove(&mut hideout, &id);
             }
@@ -369,6 +381,6 @@ pub(crate) fn circle_start(doc: &mut Doc, _: &Value, templates: &mut Templates, 
     let mut craft = craft(&id, time, false, false);
     craft["sptIsCultistCircle"] = json!(true);
     craft["GivenItemsInStart"] = json!(given);
-    add(doc, changes, &mut hideout, &id, craft);
+    add(doc, changes, &mut hideout, &id, craft)?;
     stored(doc, changes, hideout)
 }

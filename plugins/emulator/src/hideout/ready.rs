@@ -1,24 +1,26 @@
 //! The moments the hideout reaches on its own: an area's construction done, a craft finished. Each
 //! is a timer of the host's (`hideout.ready`), armed when the batch that started it is written
-//! (`items/mod.rs` arms what an action listed in [`Changes::later`]), so it is stored with the host's
+//! (`items/mod.rs` arms what an action listed in `Changes::later`), so it is stored with the host's
 //! timers, survives a restart and fires once, late when the server was off. When it fires it reads
 //! the hideout as it is now (`state::current`; it writes nothing) and, when the thing is done, tells
 //! the mods: `emulator.hideout.area.ready` `{session, uid, area, level}` or `emulator.hideout.production.ready`
 //! `{session, uid, recipeId}`. A craft slowed by a generator that ran dry is not done yet: the timer
 //! is armed again for what is left at full speed, a bounded number of times. A timer whose area or
-//! craft is gone, or was started again since (another `StartTimestamp`, another level), does nothing.
+//! craft is gone does nothing; one whose craft was started again since looks at the new one (there
+//! is one pending timer per area and recipe of a profile, [`arm_once`]).
 //!
 //! The SPT client has no notification for either (SPT's `NotificationEventType` lists none): it
 //! counts a craft's or a construction's time itself, so nothing is pushed to it here; a mod that
 //! wants the player told (a chat bot's letter, a push to a companion app) hears the event.
 //!
-//! [`Changes::later`]: crate::profile::inventory::Changes
 
 use super::state;
 use crate::clock;
 use crate::events;
 use crate::profile;
 use crate::profile::doc::Doc;
+use crate::profile::inventory::Changes;
+use crate::profile::shape::INDEX;
 use crate::templates::Templates;
 use modhost_sdk::timers::Fired;
 use modhost_sdk::{Error, Result, log, timers};
@@ -38,24 +40,39 @@ struct Ready {
     #[serde(default)]
     area: Option<u64>,
     #[serde(default)]
-    level: u64,
-    #[serde(default)]
     recipe: Option<String>,
-    #[serde(default)]
-    started: Value,
     #[serde(default)]
     tries: u32,
 }
 
-/// What an action arms for area `kind` being built to `level`, done in `delay` seconds.
-pub(crate) fn area(uid: &str, kind: u64, level: u64, delay: u64) -> (String, u64, Value) {
-    (READY_TIMER.to_owned(), delay, json!({"uid": uid, "area": kind, "level": level}))
+/// Arms the timer for area `kind` being built, done in `delay` seconds (see [`arm_once`]).
+pub(crate) fn area(doc: &mut Doc, changes: &mut Changes, kind: u64, delay: u64) -> Result<()> {
+    let uid = super::areas::uid(doc).to_owned();
+    arm_once(doc, changes, &["area", &kind.to_string()], delay, json!({"uid": uid, "area": kind}))
 }
 
-/// What an action arms for the craft of `recipe` started at `started`, done in `delay` seconds at
-/// full speed.
-pub(crate) fn production(uid: &str, recipe: &str, started: &Value, delay: u64) -> (String, u64, Value) {
-    (READY_TIMER.to_owned(), delay, json!({"uid": uid, "recipe": recipe, "started": started}))
+/// Arms the timer for the craft of `recipe`, done in `delay` seconds at full speed (see [`arm_once`]).
+pub(crate) fn production(doc: &mut Doc, changes: &mut Changes, recipe: &str, delay: u64) -> Result<()> {
+    let uid = super::areas::uid(doc).to_owned();
+    arm_once(doc, changes, &["production", recipe], delay, json!({"uid": uid, "recipe": recipe}))
+}
+
+/// Lists the timer in `changes.later` (armed once the batch is written) unless one for the same area
+/// or recipe is still pending: the due time of the last one armed is kept in the profile's index
+/// (`_modhost.ready.<thing>`), written in the same batch. So a client that starts and deletes a craft
+/// in a loop arms one timer, not one per start: a profile holds at most one pending timer per area and
+/// recipe of the db (and the ones a firing timer arms again), never a share of the game's timers that
+/// grows with its requests. The one pending timer looks at whatever the thing is when it fires.
+fn arm_once(doc: &mut Doc, changes: &mut Changes, thing: &[&str], delay: u64, payload: Value) -> Result<()> {
+    let mut path = vec![INDEX, "ready"];
+    path.extend_from_slice(thing);
+    let now = clock::now();
+    if doc.get(&path)?.as_u64().is_some_and(|due| due > now) {
+        return Ok(());
+    }
+    doc.set(&path, json!(now + delay))?;
+    changes.later.push((READY_TIMER.to_owned(), delay, payload));
+    Ok(())
 }
 
 /// The `hideout.ready` timer.
@@ -72,21 +89,19 @@ pub(crate) fn fired(timer: &Fired) -> Result<()> {
     let left = if let Some(kind) = ready.area {
         let areas = hideout["Areas"].as_array().map(Vec::as_slice).unwrap_or_default();
         let Some(area) = areas.iter().find(|a| a["type"].as_u64() == Some(kind)) else { return Ok(()) };
-        if area["constructing"] != true || area["level"].as_u64().unwrap_or(0) + 1 != ready.level {
+        if area["constructing"] != true {
             return Ok(());
         }
+        let level = area["level"].as_u64().unwrap_or(0) + 1;
         let due = area["completeTime"].as_u64().unwrap_or(0);
         if due <= now {
-            let payload = json!({"session": session, "uid": ready.uid, "area": kind, "level": ready.level});
+            let payload = json!({"session": session, "uid": ready.uid, "area": kind, "level": level});
             events::announce(events::HIDEOUT_AREA_READY, &payload);
             return Ok(());
         }
         due - now
     } else if let Some(recipe) = &ready.recipe {
         let Some(craft) = hideout["Production"].get(recipe) else { return Ok(()) };
-        if craft["StartTimestamp"] != ready.started {
-            return Ok(());
-        }
         let (progress, total) =
             (craft["Progress"].as_f64().unwrap_or(0.0), craft["ProductionTime"].as_f64().unwrap_or(0.0));
         if progress >= total || craft["AvailableForFinish"] == true {

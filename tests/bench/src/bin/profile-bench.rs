@@ -192,7 +192,9 @@ fn late_hideout(base: &Value, db: &Value, now: u64, ago: u64) -> Value {
     let craft = |id: &str, time: u64, scav: bool| {
         json!({"Progress": 0, "inProgress": true, "RecipeId": id, "StartTimestamp": (now - ago).to_string(),
                "ProductionTime": time, "Products": [], "GivenItemsInStart": [], "Interrupted": false,
-               "needFuelForAllProductionTime": false, "sptIsScavCase": scav, "sptIsContinuous": false})
+               "needFuelForAllProductionTime": false, "sptIsScavCase": scav, "sptIsContinuous": false,
+               // What the game stamps into a craft it starts (its area needs power, its product limit).
+               "sptAreaNeedsFuel": true, "sptProductionLimit": 3})
     };
     let mut production = serde_json::Map::new();
     for (id, time, scav) in [
