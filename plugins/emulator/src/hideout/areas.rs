@@ -147,11 +147,6 @@ pub(crate) fn hand_over(
     pay(doc, templates, changes, payment, price)
 }
 
-/// The uid of the batch's profile (its store key is `profile.<uid>`).
-pub(crate) fn uid(doc: &Doc) -> &str {
-    doc.key().strip_prefix("profile.").unwrap_or_default()
-}
-
 /// `HideoutUpgrade {areaType, items}`.
 pub(crate) fn upgrade(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
     let kind = kind(action)?;

@@ -47,13 +47,13 @@ struct Ready {
 
 /// Arms the timer for area `kind` being built, done in `delay` seconds (see [`arm_once`]).
 pub(crate) fn area(doc: &mut Doc, changes: &mut Changes, kind: u64, delay: u64) -> Result<()> {
-    let uid = super::areas::uid(doc).to_owned();
+    let uid = state::uid(doc).to_owned();
     arm_once(doc, changes, &["area", &kind.to_string()], delay, json!({"uid": uid, "area": kind}))
 }
 
 /// Arms the timer for the craft of `recipe`, done in `delay` seconds at full speed (see [`arm_once`]).
 pub(crate) fn production(doc: &mut Doc, changes: &mut Changes, recipe: &str, delay: u64) -> Result<()> {
-    let uid = super::areas::uid(doc).to_owned();
+    let uid = state::uid(doc).to_owned();
     arm_once(doc, changes, &["production", recipe], delay, json!({"uid": uid, "recipe": recipe}))
 }
 

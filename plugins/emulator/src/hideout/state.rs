@@ -31,6 +31,11 @@ pub(crate) fn settle(doc: &mut Doc) -> Result<Value> {
     Ok(hideout)
 }
 
+/// The uid of the batch's profile (its store key is `profile.<uid>`).
+pub(crate) fn uid(doc: &Doc) -> &str {
+    doc.key().strip_prefix("profile.").unwrap_or_default()
+}
+
 /// Writes `hideout` (a settled hideout an action changed) back to the batch's profile.
 pub(crate) fn store(doc: &mut Doc, hideout: Value) -> Result<()> {
     doc.set(&["Hideout"], hideout)
