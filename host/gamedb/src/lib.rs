@@ -24,6 +24,7 @@ pub mod inventory;
 mod mail;
 mod menu;
 mod raid;
+mod repeatable;
 mod shapes;
 pub mod spt;
 pub mod trade;
@@ -205,6 +206,7 @@ pub fn database(items: u64) -> Value {
         flea::add(db);
         inventory::add(db);
         hideout::add(db);
+        repeatable::add(db);
         shapes::add(db);
     }
     db

@@ -15,7 +15,7 @@
 //! - `configs.weather` (SPT's `configs/weather.json`: `acceleration`, `weather.seasonValues`,
 //!   `seasonDates`, `overrideSeason`), the members of `configs.core` the menu reads
 //!   (`compatibleTarkovVersion`, `sptFriendNickname`, `survey`, `features.chatbotFeatures`),
-//!   `configs.quest` (`bearOnlyQuests`, `usecOnlyQuests`, `repeatableQuests`) and `configs.trader`
+//!   `configs.quest` (`bearOnlyQuests`, `usecOnlyQuests`; the repeatable quests' are `repeatable.rs`'s) and `configs.trader`
 //!   (`updateTime`, `updateTimeDefault`): not database but SPT's configs, each member put on its own
 //!   so the boot's and the raid's members of the same files stay beside them.
 
@@ -365,18 +365,6 @@ fn configs(db: &mut Map<String, Value>) {
 
     put(db, &["configs", "quest", "bearOnlyQuests"], json!([id(4)]));
     put(db, &["configs", "quest", "usecOnlyQuests"], json!([id(5)]));
-    put(
-        db,
-        &["configs", "quest", "repeatableQuests"],
-        json!([
-            {"id": "615ffc701c97c768137e719b", "name": "Daily", "side": "Pmc", "types": ["Elimination", "Completion", "Exploration"],
-             "resetTime": 86_400, "numQuests": 3, "minPlayerLevel": 5, "freeChanges": 2},
-            {"id": "618035d38012292db3081bf0", "name": "Weekly", "side": "Pmc", "types": ["Elimination", "Completion", "Exploration"],
-             "resetTime": 604_800, "numQuests": 1, "minPlayerLevel": 15, "freeChanges": 0},
-            {"id": "62825ef60e88d037dc1eb426", "name": "Daily_Savage", "side": "Scav", "types": ["Exploration", "Elimination", "Completion"],
-             "resetTime": 86_400, "numQuests": 1, "minPlayerLevel": 1, "freeChanges": 0},
-        ]),
-    );
     put(
         db,
         &["configs", "trader", "updateTime"],

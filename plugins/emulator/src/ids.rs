@@ -18,6 +18,11 @@ pub(crate) fn below(n: u64) -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(n) % n
 }
 
+/// A random number in `[0, 1)`, from WASI's randomness (53 bits, as many as an `f64` holds).
+pub(crate) fn unit() -> f64 {
+    below(1 << 53) as f64 / (1u64 << 53) as f64
+}
+
 /// Is `id` 24 hex digits, the shape of every id the client makes?
 pub(crate) fn is_id(id: &str) -> bool {
     id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit())

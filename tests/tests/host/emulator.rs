@@ -247,6 +247,13 @@ impl Player {
     }
 }
 
+/// The moment a test's stopped game clock (`emulator.clock.at`) starts at: a fixed time ahead of
+/// the wall clock.
+pub(crate) fn t0() -> u64 {
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    wall - wall % 3600 + 7200
+}
+
 pub(crate) const ROUBLES: &str = "5449016a4bdc2d6f028b456f";
 
 pub(crate) fn move_to(item: &str, parent: &str, container: &str, x: i64, y: i64) -> serde_json::Value {

@@ -4,7 +4,7 @@
 //! game's clock is stopped at chosen moments (`emulator.clock.at`) across restarts, so "six hours
 //! later" is exact to the second.
 
-use crate::emulator::{Player, ROUBLES, move_to, put_profile, stored_profile};
+use crate::emulator::{Player, ROUBLES, move_to, put_profile, stored_profile, t0};
 use modhost_gamedb::RIFLE;
 use modhost_gamedb::hideout::{
     AIR_FILTER, BIG_STASH, BITCOIN_RECIPE, CIRCLE_RECIPE, CIRCLE_STASH, FUEL, GPU, MEDSTATION_RECIPE, PURIFIED_WATER,
@@ -14,12 +14,6 @@ use modhost_gamedb::trade::{CRACKERS, REPAIR_KIT};
 use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, TestServerBuilder};
 use serde_json::{Value, json};
-
-/// The moment the tests' clock starts at: a fixed time ahead of the wall clock.
-fn t0() -> u64 {
-    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    wall - wall % 3600 + 7200
-}
 
 /// The generated db with the game's clock stopped at `at`.
 fn db(at: u64) -> String {

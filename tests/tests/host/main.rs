@@ -19,6 +19,7 @@ mod game_mail;
 mod game_menu;
 mod game_quests;
 mod game_raid;
+mod game_repeatable;
 mod game_routes;
 mod game_shapes;
 mod game_soak;

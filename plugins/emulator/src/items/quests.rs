@@ -30,20 +30,34 @@
 //!   conditions holds (a time limit, a quest of the other branch done). SPT trusts it; here the quest
 //!   must be started and have `Fail` conditions at all (a quest that cannot fail is never failed by a
 //!   client's word). It becomes `Fail` and its `Fail` rewards apply (usually a standing loss).
-//! - `RepeatableQuestChange {qid}`: SPT replaces an active repeatable quest by a newly generated one
-//!   for a fee. No repeatable quests are generated yet, so it is refused with the reason (an unknown
-//!   quest, or one that is not an active repeatable of this profile).
+//! - `RepeatableQuestChange {qid}`: an active repeatable quest of the profile (`menu/repeatable.rs`
+//!   generates them), not handed in, is replaced by a newly generated one of its kind (of the same
+//!   type when the kind's `keepDailyQuestTypeOnReplacement`). It costs one of the period's
+//!   `freeChangesAvailable` (the editions SPT gives free changes to), else the period's
+//!   `changeRequirement.<qid>`: its `changeCost` paid from the stash (0.1% less per Charisma level,
+//!   SPT's rule) and its `changeStandingCost` off the quest's trader. Not enough money: refused,
+//!   nothing changed. The old quest's state and counters leave the profile; the answer's
+//!   `repeatableQuests` holds the changed period (without its inactive quests, as SPT's).
+//!
+//! Generated repeatable quests are quests like the others: their definitions are read from the
+//! profile's `RepeatableQuests` ([`Definition`]) where the db's are read from `templates.quests`.
+//! `QuestAccept` takes one with `type: "repeatable"` while it is active; a handover also checks an
+//! item's durability against a condition's `minDurability`.
 //!
 //! Every quest whose state changed is in the answer's `questsStatus`.
 //!
-//! Left out: generating repeatable quests (so changing one), `Started` rewards, time-gated follow-ups
+//! Left out: `Started` rewards, time-gated follow-ups
 //! (`availableAfter`), and the rewards of kinds not named above (productions, achievements,
 //! customization, pockets).
 
 use crate::clock;
+use crate::economy::take_money;
 use crate::menu::quests::{self, Player, status};
+use crate::menu::repeatable;
 use crate::profile::doc::Doc;
-use crate::profile::inventory::{Changes, Outcome, count, give_items, is_root, item, set_count, subtree, write};
+use crate::profile::inventory::{
+    Changes, Outcome, Refused, count, give_items, is_root, item, set_count, subtree, write,
+};
 use crate::progression;
 use crate::templates::{Templates, tpl};
 use modhost_sdk::db;
@@ -63,14 +77,57 @@ const MAX_HANDOVER: usize = 64;
 /// The kinds of condition a handover serves.
 const HANDOVER: [&str; 2] = ["HandoverItem", "WeaponAssembly"];
 
-/// The quest the action names, as a `templates.quests` path, and its id.
-fn named_quest(action: &Value) -> Result<(String, String), String> {
-    let qid = action["qid"].as_str().ok_or("the action names no quest `qid`")?;
-    let path = db::path(&["templates", "quests", qid]);
-    if !db::exists(&path) {
-        return Err(format!("quest {qid} does not exist"));
+/// A quest's definition: the database's (`templates.quests.<qid>`) or, for a generated repeatable
+/// quest, the one in the profile's `RepeatableQuests` (`menu/repeatable.rs`).
+pub(crate) struct Definition {
+    /// `{AvailableForStart, AvailableForFinish, Fail}`.
+    conditions: Value,
+    /// `{Started, Success, Fail}`.
+    rewards: Value,
+    restartable: bool,
+    repeatable: bool,
+}
+
+impl Definition {
+    /// Quest `qid`'s definition: the database's, else an active repeatable quest of `periods` (the
+    /// profile's `RepeatableQuests`).
+    pub(crate) fn find(qid: &str, periods: impl FnOnce() -> Value) -> Option<Definition> {
+        let path = db::path(&["templates", "quests", qid]);
+        if db::exists(&path) {
+            return Some(Definition {
+                conditions: db::get(&format!("{path}.conditions")).unwrap_or_default(),
+                rewards: db::get(&format!("{path}.rewards")).unwrap_or_default(),
+                restartable: db::get::<bool>(&format!("{path}.restartable")).unwrap_or(false),
+                repeatable: false,
+            });
+        }
+        let periods = periods();
+        let (_, quest) = repeatable::active(&periods, qid)?;
+        Some(Definition {
+            conditions: quest["conditions"].clone(),
+            rewards: quest["rewards"].clone(),
+            restartable: false,
+            repeatable: true,
+        })
     }
-    Ok((qid.to_owned(), path))
+
+    /// Its conditions of `kind` (`AvailableForFinish`, `Fail`).
+    pub(crate) fn conditions(&self, kind: &str) -> Vec<Value> {
+        self.conditions[kind].as_array().into_iter().flatten().take(MAX_CONDITIONS).cloned().collect()
+    }
+}
+
+/// The quest the action names, its id and its definition.
+fn named_quest(doc: &mut Doc, action: &Value) -> Result<(String, Definition), Refused> {
+    let qid = action["qid"].as_str().ok_or("the action names no quest `qid`")?;
+    let mut periods = Ok(Value::Null);
+    let found = Definition::find(qid, || {
+        periods = doc.get(&["RepeatableQuests"]);
+        periods.as_ref().cloned().unwrap_or_default()
+    });
+    periods?;
+    let definition = found.ok_or_else(|| format!("quest {qid} does not exist"))?;
+    Ok((qid.to_owned(), definition))
 }
 
 /// The profile's quest states, and the index of `qid`'s among them.
@@ -86,26 +143,19 @@ fn states(doc: &mut Doc, qid: &str) -> Result<(Vec<Value>, Option<usize>), modho
 /// The quest an action names, which the profile has started (or made ready to hand in).
 struct Started {
     qid: String,
-    /// Its `templates.quests` path.
-    path: String,
+    quest: Definition,
     /// The profile's quest states, and the index of this one's.
     states: Vec<Value>,
     at: usize,
 }
 
 fn started(doc: &mut Doc, action: &Value) -> Result<Started, crate::profile::inventory::Refused> {
-    let (qid, path) = named_quest(action)?;
+    let (qid, quest) = named_quest(doc, action)?;
     let (states, at) = states(doc, &qid)?;
     match at.filter(|at| matches!(status(&states[*at]["status"]), Some(STARTED | AVAILABLE_FOR_FINISH))) {
-        Some(at) => Ok(Started { qid, path, states, at }),
+        Some(at) => Ok(Started { qid, quest, states, at }),
         None => Err(format!("quest {qid} is not started").into()),
     }
-}
-
-/// A quest's `AvailableForFinish` conditions.
-fn finish_conditions(path: &str) -> Vec<Value> {
-    let found: Vec<Value> = db::get(&format!("{path}.conditions.AvailableForFinish")).unwrap_or_default();
-    found.into_iter().take(MAX_CONDITIONS).collect()
 }
 
 /// A number a condition or reward gives as a number or a string.
@@ -129,10 +179,14 @@ fn player(doc: &mut Doc) -> Result<Player, modhost_sdk::Error> {
 
 /// `QuestAccept {qid, type}`.
 pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: &mut Changes) -> Outcome {
-    if action["type"] == "repeatable" {
-        return Err("repeatable quests are not generated here".into());
+    let (qid, quest) = named_quest(doc, action)?;
+    match (action["type"] == "repeatable", quest.repeatable) {
+        (true, false) => return Err(format!("quest {qid} is not a repeatable quest").into()),
+        (false, true) => {
+            return Err(format!("quest {qid} is a repeatable quest: it is accepted with `type: repeatable`").into());
+        }
+        _ => {}
     }
-    let (qid, path) = named_quest(action)?;
     let (mut states, at) = states(doc, &qid)?;
     let now = clock::now();
     let fresh = json!({"qid": qid, "startTime": now, "status": STARTED, "statusTimers": {STARTED.to_string(): now},
@@ -140,14 +194,14 @@ pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
     match at {
         Some(at) => {
             let state = status(&states[at]["status"]);
-            let restartable = db::get::<bool>(&format!("{path}.restartable")).unwrap_or(false);
-            if !(matches!(state, Some(FAIL | FAIL_RESTARTABLE)) && restartable) {
+            if !(matches!(state, Some(FAIL | FAIL_RESTARTABLE)) && quest.restartable) {
                 return Err(format!("quest {qid} is already in this profile (status {})", states[at]["status"]).into());
             }
             states[at] = fresh;
         }
         None => {
-            if !quests::open_to(&qid, &player(doc)?) {
+            // A repeatable quest is open to the player it was generated for while its period runs.
+            if !quest.repeatable && !quests::open_to(&qid, &player(doc)?) {
                 return Err(format!("quest {qid} is not open to this player").into());
             }
             if states.len() >= MAX_QUESTS {
@@ -163,9 +217,10 @@ pub(crate) fn accept(doc: &mut Doc, action: &Value, _: &mut Templates, changes: 
 
 /// `QuestHandover {qid, conditionId, items: [{id, count}]}`.
 pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let Started { qid, path, mut states, at } = started(doc, action)?;
+    let Started { qid, quest, mut states, at } = started(doc, action)?;
     let condition_id = action["conditionId"].as_str().ok_or("the handover names no `conditionId`")?;
-    let condition = finish_conditions(&path)
+    let condition = quest
+        .conditions("AvailableForFinish")
         .into_iter()
         .find(|c| c["id"] == condition_id && HANDOVER.iter().any(|k| c["conditionType"] == *k))
         .ok_or_else(|| format!("quest {qid} has no handover condition {condition_id}"))?;
@@ -180,6 +235,7 @@ pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates,
         return Err(format!("a handover names 1 to {MAX_HANDOVER} items").into());
     }
     let found_in_raid = condition["onlyFoundInRaid"] == true;
+    let min_durability = number(&condition["minDurability"]).unwrap_or(0.0);
     let allowed = targets(&condition);
 
     // Every item is checked before any is taken.
@@ -196,6 +252,15 @@ pub(crate) fn handover(doc: &mut Doc, action: &Value, templates: &mut Templates,
         }
         if found_in_raid && held["upd"]["SpawnedInSession"] != true {
             return Err(format!("item {id} was not found in raid, which condition {condition_id} asks for").into());
+        }
+        let repairable = &held["upd"]["Repairable"];
+        if let (Some(now), Some(max)) = (repairable["Durability"].as_f64(), repairable["MaxDurability"].as_f64())
+            && max > 0.0
+            && now / max * 100.0 < min_durability
+        {
+            return Err(
+                format!("item {id} is worn below the {min_durability}% condition {condition_id} asks for").into()
+            );
         }
         if units > count(&held) {
             return Err(format!("item {id} holds {}, not {units}", count(&held)).into());
@@ -276,10 +341,10 @@ fn done(doc: &mut Doc, condition: &Value, completed: &[Value], player: &Player) 
 
 /// `QuestComplete {qid}`.
 pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let Started { qid, path, mut states, at } = started(doc, action)?;
+    let Started { qid, quest, mut states, at } = started(doc, action)?;
     let completed = states[at]["completedConditions"].as_array().cloned().unwrap_or_default();
     let player = player(doc)?;
-    for condition in finish_conditions(&path) {
+    for condition in quest.conditions("AvailableForFinish") {
         // A condition with a parent is part of another (SPT's counters' sub-conditions).
         if condition["parentId"].as_str().is_some_and(|p| !p.is_empty()) {
             continue;
@@ -294,14 +359,14 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
     }
 
     // The quests this one's success opens: those that name it in their `AvailableForStart`, not open
-    // before (read now, while it is not yet a success).
-    let waiting: Vec<String> = db::keys("templates.quests")
-        .unwrap_or_default()
-        .into_iter()
-        .take(MAX_QUESTS)
-        .filter(|id| !player.has(id) && names(&db::path(&["templates", "quests", id]), "AvailableForStart", &qid))
-        .filter(|id| !quests::open_to(id, &player))
-        .collect();
+    // before (read now, while it is not yet a success). No quest waits on a generated one.
+    let waiting: Vec<String> =
+        if quest.repeatable { Vec::new() } else { db::keys("templates.quests").unwrap_or_default() }
+            .into_iter()
+            .take(MAX_QUESTS)
+            .filter(|id| !player.has(id) && names(&db::path(&["templates", "quests", id]), "AvailableForStart", &qid))
+            .filter(|id| !quests::open_to(id, &player))
+            .collect();
 
     let now = clock::now();
     set_status(&mut states[at], SUCCESS, now);
@@ -322,7 +387,7 @@ pub(crate) fn complete(doc: &mut Doc, action: &Value, templates: &mut Templates,
     let after = self::player(doc)?;
     changes.opened.extend(waiting.into_iter().filter(|id| quests::open_to(id, &after)));
 
-    apply_rewards(doc, templates, changes, &path, "Success", player.edition())
+    apply_rewards(doc, templates, changes, &quest, "Success", player.edition())
 }
 
 /// Applies the quest's `which` rewards (`Success`, `Fail`) for the player's edition: the items first
@@ -331,13 +396,18 @@ fn apply_rewards(
     doc: &mut Doc,
     templates: &mut Templates,
     changes: &mut Changes,
-    path: &str,
+    quest: &Definition,
     which: &str,
     edition: &str,
 ) -> Outcome {
-    let rewards: Vec<Value> = db::get(&format!("{path}.rewards.{which}")).unwrap_or_default();
-    let rewards: Vec<Value> =
-        rewards.into_iter().take(MAX_REWARDS).filter(|r| quests::for_edition(r, edition)).collect();
+    let rewards: Vec<Value> = quest.rewards[which]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(MAX_REWARDS)
+        .filter(|r| quests::for_edition(r, edition))
+        .cloned()
+        .collect();
     // The items first: without room for them, nothing of the completion applies.
     let mut grid = None;
     for reward in rewards.iter().filter(|r| r["type"] == "Item") {
@@ -416,31 +486,107 @@ pub(crate) fn trader_info(doc: &mut Doc, trader: &str) -> Result<Value, crate::p
 
 /// `QuestFail {qid, removeExcessItems}`.
 pub(crate) fn fail(doc: &mut Doc, action: &Value, templates: &mut Templates, changes: &mut Changes) -> Outcome {
-    let Started { qid, path, mut states, at } = started(doc, action)?;
-    let fail_conditions: Vec<Value> = db::get(&format!("{path}.conditions.Fail")).unwrap_or_default();
-    if fail_conditions.is_empty() {
+    let Started { qid, quest, mut states, at } = started(doc, action)?;
+    if quest.conditions("Fail").is_empty() {
         return Err(format!("quest {qid} has no condition it can fail by").into());
     }
     let edition = player(doc)?.edition().to_owned();
     set_status(&mut states[at], FAIL, clock::now());
     doc.set(&["Quests"], Value::Array(states))?;
     changes.quests.push(qid);
-    apply_rewards(doc, templates, changes, &path, "Fail", &edition)
+    apply_rewards(doc, templates, changes, &quest, "Fail", &edition)
 }
 
-/// `RepeatableQuestChange {qid}`: refused, saying why (no repeatable quests are generated).
-pub(crate) fn change_repeatable(doc: &mut Doc, action: &Value, _: &mut Templates, _: &mut Changes) -> Outcome {
+/// `RepeatableQuestChange {qid}`: see the module doc.
+pub(crate) fn change_repeatable(
+    doc: &mut Doc,
+    action: &Value,
+    templates: &mut Templates,
+    changes: &mut Changes,
+) -> Outcome {
     let qid = action["qid"].as_str().ok_or("the action names no quest `qid`")?;
-    let active = doc.get(&["RepeatableQuests"])?;
-    let is_active = active
-        .as_array()
-        .into_iter()
-        .flatten()
-        .take(MAX_CONDITIONS)
-        .flat_map(|kind| kind["activeQuests"].as_array().into_iter().flatten().take(MAX_QUESTS))
-        .any(|q| q["_id"] == qid);
-    if !is_active {
-        return Err(format!("quest {qid} is not an active repeatable quest of this profile").into());
+    let mut periods = doc.get(&["RepeatableQuests"])?;
+    let (at, old) = repeatable::active(&periods, qid)
+        .map(|(at, quest)| (at, quest.clone()))
+        .ok_or_else(|| format!("quest {qid} is not an active repeatable quest of this profile"))?;
+    let (mut states, state) = states(doc, qid)?;
+    if let Some(state) = state
+        && matches!(status(&states[state]["status"]), Some(SUCCESS))
+    {
+        return Err(format!("repeatable quest {qid} is handed in already; only an open one can be changed").into());
     }
-    Err(format!("repeatable quest {qid} cannot be changed: no replacement quests are generated yet").into())
+    let name = periods[at]["name"].as_str().unwrap_or_default().to_owned();
+    let kind = repeatable::kind(&name).ok_or_else(|| format!("repeatable quests of kind {name} are not configured"))?;
+
+    let info = doc.get(&["Info"])?;
+    let level = info["Level"].as_f64().unwrap_or(1.0);
+    let traders = doc.get(&["TradersInfo"])?;
+    let uid = doc.key().strip_prefix("profile.").unwrap_or_default().to_owned();
+    let same_type = (kind["keepDailyQuestTypeOnReplacement"] == true).then(|| old["type"].as_str().unwrap_or_default());
+    let mut pool = repeatable::Pool::new(&kind, level, same_type);
+    let player = repeatable::Player { uid: &uid, level, traders: &traders };
+    let fresh = repeatable::Generator::new(&kind, player)
+        .quest(&mut pool)
+        .ok_or_else(|| format!("no {name} quest could be generated to replace {qid}"))?;
+    let fresh_id = fresh["_id"].as_str().unwrap_or_default().to_owned();
+
+    // The cost: a free change while the period has one (for the editions that get them), else the
+    // quest's requirement: its money (less 0.1% per Charisma level) and standing with its trader.
+    let period = &mut periods[at];
+    let free_left = period["freeChangesAvailable"].as_u64().unwrap_or(0);
+    if free_left > 0 && repeatable::free_changes(&kind, info["GameVersion"].as_str().unwrap_or_default()).0 > 0 {
+        period["freeChangesAvailable"] = json!(free_left - 1);
+    } else {
+        period["freeChangesAvailable"] = json!(0);
+        let mut requirement = period["changeRequirement"][qid].clone();
+        if !requirement.is_object() {
+            requirement = json!({"changeCost": old["changeCost"], "changeStandingCost": 0});
+        }
+        let charisma = progression::skill_progress(&doc.get(&["Skills", "Common"])?, "Charisma");
+        let discount = 1.0 - (charisma / 100.0).trunc() * 0.001;
+        for cost in requirement["changeCost"].as_array().into_iter().flatten().take(MAX_REWARDS) {
+            let tpl = cost["templateId"].as_str().ok_or("a change cost names no `templateId`")?;
+            let count = (number(&cost["count"]).unwrap_or(0.0).max(0.0) * discount).trunc() as u64;
+            take_money(doc, templates, changes, tpl, count)?;
+        }
+        let trader = old["traderId"].as_str().unwrap_or_default();
+        let lost = number(&requirement["changeStandingCost"]).unwrap_or(0.0);
+        if !trader.is_empty() && lost != 0.0 {
+            let standing = trader_info(doc, trader)?["standing"].as_f64().unwrap_or(0.0) - lost;
+            doc.set(&["TradersInfo", trader, "standing"], json!(standing))?;
+        }
+    }
+
+    // The replacement, and the old quest's state and counters out of the profile.
+    if let Some(active) = period["activeQuests"].as_array_mut() {
+        active.retain(|q| q["_id"] != qid);
+    }
+    let requirement = repeatable::requirement(&kind, &fresh);
+    match period["activeQuests"].as_array_mut() {
+        Some(active) => active.push(fresh),
+        None => period["activeQuests"] = json!([fresh]),
+    }
+    if !period["changeRequirement"].is_object() {
+        period["changeRequirement"] = json!({});
+    }
+    if let Some(requirements) = period["changeRequirement"].as_object_mut() {
+        requirements.remove(qid);
+        requirements.insert(fresh_id, requirement);
+    }
+    let mut shown = period.clone();
+    shown["inactiveQuests"] = json!([]);
+    doc.set(&["RepeatableQuests"], periods)?;
+    if let Some(state) = state {
+        states.remove(state);
+        doc.set(&["Quests"], Value::Array(states))?;
+    }
+    if let Value::Object(mut counters) = doc.get(&["TaskConditionCounters"])? {
+        let before = counters.len();
+        counters.retain(|_, c| c["sourceId"] != qid);
+        if counters.len() != before {
+            doc.set(&["TaskConditionCounters"], Value::Object(counters))?;
+        }
+    }
+    changes.answer("repeatableQuests", json!([shown]));
+    Ok(())
 }

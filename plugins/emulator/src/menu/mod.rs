@@ -1,7 +1,8 @@
 //! The main menu: weather (`weather.rs`), locations, the handbook, builds, customization storage,
 //! the server list and group state, achievements, prestige, the survey and the version check; quests
 //! (`quests.rs`: the quest list, and which quests a player may take, shared with the quest actions
-//! and a raid's end) and traders (`traders.rs`). The notifier's channel is asked for here too
+//! and a raid's end; the repeatable quests' periods, whose quests `repeatable.rs` generates) and
+//! traders (`traders.rs`). The notifier's channel is asked for here too
 //! (`notify.rs`). Friends and mail are `mail/`'s, the hideout's tables `hideout/`'s.
 //!
 //! Each route answers in the shape SPT's callback sends (SPT's router and callback are named on each
@@ -21,6 +22,7 @@ pub(crate) mod builds;
 pub(crate) mod feedback;
 pub(crate) mod group;
 pub(crate) mod quests;
+pub(crate) mod repeatable;
 pub(crate) mod suits;
 pub(crate) mod traders;
 mod weather;

@@ -15,12 +15,16 @@
 //!
 //! `/client/repeatalbeQuests/activityPeriods` (SPT's spelling) answers one period per kind in
 //! `configs.quest.repeatableQuests` the player has unlocked (a PMC kind from its `minPlayerLevel`, the
-//! scav kind with an intelligence center): the profile's period while it runs, else a new one that
-//! ends `resetTime` from now, written to the profile's `RepeatableQuests` (the quests it held move
-//! to `inactiveQuests`, except those ready to hand in). Generating the new period's quests (SPT's
-//! `RepeatableQuestGenerator`) is left out: its `activeQuests` start empty.
+//! scav kind with an intelligence center): the profile's period while it runs on the game's clock,
+//! else a new one that ends `resetTime` from now, written to the profile's `RepeatableQuests`, with
+//! `numQuests` newly generated quests (`repeatable.rs`), each with its change requirement, and the
+//! free changes of the player's edition. The old period's quests move to `inactiveQuests` and their
+//! states and counters leave the profile, except those ready to hand in, which stay active (SPT's
+//! `ProcessExpiredQuests`). A period is renewed when it is read after its end, however long the
+//! server was off, so a returning player finds today's quests, never a backlog.
 
 use super::MAX_BODY;
+use super::repeatable;
 use crate::clock;
 use crate::input;
 use crate::profile::{doc_read, player};
@@ -252,7 +256,6 @@ fn list(req: &Request) -> Result<Response> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Kind {
-    id: String,
     name: String,
     #[serde(default)]
     side: String,
@@ -260,8 +263,6 @@ struct Kind {
     reset_time: u64,
     #[serde(default)]
     min_player_level: f64,
-    #[serde(default)]
-    free_changes: u64,
 }
 
 /// The most kinds and periods read.
@@ -274,7 +275,7 @@ fn activity_periods(req: &Request) -> Result<Response> {
         Err(answer) => return Ok(answer),
     };
     let key = format!("profile.{uid}");
-    let kinds: Vec<Kind> = db::get("configs.quest.repeatableQuests").unwrap_or_default();
+    let kinds: Vec<Value> = db::get("configs.quest.repeatableQuests").unwrap_or_default();
     let Some((stored, version)) = store::doc_get::<Value>(&key, "RepeatableQuests")? else {
         return Ok(envelope::error(1, "the session's profile does not exist"));
     };
@@ -282,14 +283,21 @@ fn activity_periods(req: &Request) -> Result<Response> {
         Value::Array(periods) => periods.into_iter().take(MAX_KINDS).collect(),
         _ => Vec::new(),
     };
-    let level = doc_read::<f64>(&key, &["Info", "Level"])?.unwrap_or(1.0);
+    let info: Info =
+        doc_read::<Value>(&key, &["Info"])?.and_then(|i| serde_json::from_value(i).ok()).unwrap_or_default();
+    let level = info.level.unwrap_or(1.0);
     let areas: Vec<Value> = doc_read(&key, &["Hideout", "Areas"])?.unwrap_or_default();
     let intel = areas.iter().any(|a| a["type"].as_u64() == Some(INTEL_CENTER) && a["level"].as_u64() >= Some(1));
     let now = clock::now();
 
     let mut answer = Vec::new();
+    // Read once a period needs renewing: the quest states and the traders.
+    let mut states: Option<Vec<Value>> = None;
+    let mut traders = Value::Null;
+    let mut expired: Vec<String> = Vec::new();
     let mut changed = false;
-    for kind in kinds.iter().take(MAX_KINDS) {
+    for raw in kinds.iter().take(MAX_KINDS) {
+        let Ok(kind) = Kind::deserialize(raw) else { continue };
         let unlocked = match kind.side.as_str() {
             "Scav" => intel,
             _ => level >= kind.min_player_level,
@@ -304,29 +312,43 @@ fn activity_periods(req: &Request) -> Result<Response> {
             answer.push(periods[at].clone());
             continue;
         }
-        // A new period: the old one's quests stop, except those the player may still hand in.
+        if states.is_none() {
+            states = Some(doc_read(&key, &["Quests"])?.unwrap_or_default());
+            traders = doc_read(&key, &["TradersInfo"])?.unwrap_or_default();
+        }
+        let states = states.as_mut().expect("read above");
+        // A new period: the old one's quests stop (their states go), except those ready to hand in.
         let old = at.map(|at| periods[at].clone()).unwrap_or(Value::Null);
-        let finishing: Vec<Value> = if old["activeQuests"].is_array() {
-            let states: Vec<Value> = doc_read(&key, &["Quests"])?.unwrap_or_default();
-            old["activeQuests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|quest| {
-                    states
-                        .iter()
-                        .take(MAX_STATES)
-                        .any(|s| s["qid"] == quest["_id"] && status(&s["status"]) == Some(AVAILABLE_FOR_FINISH))
-                })
-                .cloned()
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let mut active = Vec::new();
+        let mut inactive = Vec::new();
+        for quest in old["activeQuests"].as_array().into_iter().flatten().take(MAX_STATES) {
+            let ready = states
+                .iter()
+                .take(MAX_STATES)
+                .any(|s| s["qid"] == quest["_id"] && status(&s["status"]) == Some(AVAILABLE_FOR_FINISH));
+            if ready {
+                active.push(quest.clone());
+            } else {
+                inactive.push(quest.clone());
+                expired.extend(quest["_id"].as_str().map(str::to_owned));
+            }
+        }
+        let mut requirements = Map::new();
+        for quest in &active {
+            let id = quest["_id"].as_str().unwrap_or_default();
+            let kept = old["changeRequirement"][id].clone();
+            let kept = if kept.is_object() { kept } else { repeatable::requirement(raw, quest) };
+            requirements.insert(id.to_owned(), kept);
+        }
+        let generating = repeatable::Player { uid: &uid, level, traders: &traders };
+        let (fresh, fresh_requirements) = repeatable::fresh_quests(raw, generating);
+        active.extend(fresh);
+        requirements.extend(fresh_requirements);
+        let (free, free_available) = repeatable::free_changes(raw, &info.game_version);
         let period = json!({
-            "id": kind.id, "name": kind.name, "endTime": now + kind.reset_time,
-            "activeQuests": finishing, "inactiveQuests": old["activeQuests"].as_array().cloned().unwrap_or_default(),
-            "changeRequirement": {}, "freeChanges": kind.free_changes, "freeChangesAvailable": kind.free_changes,
+            "id": raw["id"], "name": kind.name, "endTime": now + kind.reset_time,
+            "activeQuests": active, "inactiveQuests": inactive, "changeRequirement": requirements,
+            "freeChanges": free, "freeChangesAvailable": free_available,
         });
         match at {
             Some(at) => periods[at] = period.clone(),
@@ -336,8 +358,25 @@ fn activity_periods(req: &Request) -> Result<Response> {
         answer.push(period);
     }
     if changed {
+        let mut patch = json!({"RepeatableQuests": periods});
+        if !expired.is_empty() {
+            let states = states.unwrap_or_default();
+            let kept: Vec<&Value> =
+                states.iter().filter(|s| !s["qid"].as_str().is_some_and(|q| expired.iter().any(|e| e == q))).collect();
+            patch["Quests"] = json!(kept);
+            // SPT's `RemoveDanglingConditionCounters`: the expired quests' counters go with them.
+            let counters: Map<String, Value> = doc_read(&key, &["TaskConditionCounters"])?.unwrap_or_default();
+            let dangling: Map<String, Value> = counters
+                .iter()
+                .filter(|(_, c)| c["sourceId"].as_str().is_some_and(|q| expired.iter().any(|e| e == q)))
+                .map(|(id, _)| (id.clone(), Value::Null))
+                .collect();
+            if !dangling.is_empty() {
+                patch["TaskConditionCounters"] = Value::Object(dangling);
+            }
+        }
         // Written only if nobody wrote the profile meanwhile; otherwise the next call renews it.
-        match store::doc_patch_if_version(&key, "", &json!({"RepeatableQuests": periods}), version) {
+        match store::doc_patch_if_version(&key, "", &patch, version) {
             Ok(_) | Err(modhost_sdk::Error::Conflict(_)) => {}
             Err(other) => return Err(other),
         }

@@ -12,7 +12,8 @@
 //! - `Quests`: only a quest the profile has `Started` or `AvailableForFinish` changes. Its status may
 //!   go between those two or to failed (`MarkedAsFailed` is stored as `Fail`, as SPT's
 //!   `ProcessPostRaidQuests` does), stamped in `statusTimers`. Its completed conditions gain the
-//!   reported ids that are conditions of the quest in `templates.quests` of a kind a raid fulfils (not
+//!   reported ids that are conditions of the quest (in `templates.quests`, or a generated repeatable
+//!   quest's in the profile's `RepeatableQuests`) of a kind a raid fulfils (not
 //!   a handover, a level, a loyalty: `QuestComplete` checks those itself). A quest the raid cannot touch
 //!   (not started, handed in, unknown) stays as the profile has it.
 //! - `TaskConditionCounters`: entries whose `sourceId` is such a quest or an achievement of
@@ -30,7 +31,7 @@
 use super::report::Reported;
 use super::setting;
 use crate::clock;
-use crate::items::quests::checked_here;
+use crate::items::quests::{Definition, checked_here};
 use crate::menu::quests::status;
 use crate::profile::doc::Doc;
 use crate::progression;
@@ -88,7 +89,8 @@ pub(super) fn apply(doc: &mut Doc, templates: &mut Templates, reported: &Reporte
     let (quests, active) = if outcome.scav {
         (None, HashSet::new())
     } else {
-        let (quests, active) = quests(doc.get(&["Quests"])?, &reported.quests, outcome.lost_quest_items);
+        let periods = doc.get(&["RepeatableQuests"])?;
+        let (quests, active) = quests(doc.get(&["Quests"])?, &reported.quests, &periods, outcome.lost_quest_items);
         (Some(quests), active)
     };
     if let Some(quests) = quests {
@@ -167,7 +169,7 @@ fn achievements(server: Value, reported: &Value, known: &HashSet<String>) -> Val
 }
 
 /// The quests after the raid, and the ids of those active in it (the counters' sources).
-fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<String>) {
+fn quests(server: Value, reported: &Value, periods: &Value, lost: &[String]) -> (Value, HashSet<String>) {
     let mut quests = match server {
         Value::Array(list) => list,
         _ => Vec::new(),
@@ -182,7 +184,7 @@ fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<S
             continue;
         }
         active.insert(qid.clone());
-        let conditions = conditions(&qid);
+        let conditions = conditions(&qid, periods);
         let Some(report) = reported.iter().find(|r| r["qid"] == qid.as_str()) else {
             drop_lost_finds(quest, &conditions, lost);
             continue;
@@ -217,14 +219,12 @@ fn quests(server: Value, reported: &Value, lost: &[String]) -> (Value, HashSet<S
     (Value::Array(quests), active)
 }
 
-/// The conditions of quest `qid` in `templates.quests` (to finish it and to fail it).
-fn conditions(qid: &str) -> Vec<Value> {
-    let mut all = Vec::new();
-    for kind in ["AvailableForFinish", "Fail"] {
-        let path = db::path(&["templates", "quests", qid, "conditions", kind]);
-        let found: Vec<Value> = db::get(&path).unwrap_or_default();
-        all.extend(found.into_iter().take(MAX_CONDITIONS));
-    }
+/// The conditions of quest `qid` (to finish it and to fail it): the database's, or a generated
+/// repeatable quest's of `periods` (the profile's `RepeatableQuests`).
+fn conditions(qid: &str, periods: &Value) -> Vec<Value> {
+    let Some(quest) = Definition::find(qid, || periods.clone()) else { return Vec::new() };
+    let mut all = quest.conditions("AvailableForFinish");
+    all.extend(quest.conditions("Fail"));
     all
 }
 
