@@ -16,11 +16,16 @@ const DAY: u64 = 86_400;
 /// The generated db with the game's clock stopped at `at`, Daily quests of the Completion type and
 /// Weekly ones of the Exploration type.
 fn db(at: u64) -> String {
+    db_with(at, "Completion")
+}
+
+/// The same with Daily quests of type `daily`.
+fn db_with(at: u64, daily: &str) -> String {
     let mut db = modhost_gamedb::database(100);
     db["emulator"]["clock"] = json!({"at": at});
     for kind in db["configs"]["quest"]["repeatableQuests"].as_array_mut().unwrap() {
         match kind["name"].as_str().unwrap() {
-            "Daily" => kind["types"] = json!(["Completion"]),
+            "Daily" => kind["types"] = json!([daily]),
             "Weekly" => kind["types"] = json!(["Exploration"]),
             _ => {}
         }
@@ -30,6 +35,10 @@ fn db(at: u64) -> String {
 
 /// Restarts `server` with the game's clock at `at`, first changing the stored profile `uid` with `edit`.
 async fn restart(server: TestServer, at: u64, uid: &str, edit: impl FnOnce(&mut Value)) -> TestServer {
+    restart_with(server, &db(at), uid, edit).await
+}
+
+async fn restart_with(server: TestServer, db: &str, uid: &str, edit: impl FnOnce(&mut Value)) -> TestServer {
     let again: TestServerBuilder = server.restart_builder();
     server.stop().await.unwrap();
     let mut profile = stored_profile(again.root(), uid);
@@ -37,18 +46,23 @@ async fn restart(server: TestServer, at: u64, uid: &str, edit: impl FnOnce(&mut 
     // The profile's indexes are rebuilt on first touch.
     profile["_modhost"].as_object_mut().unwrap().remove("shape");
     put_profile(again.root(), &profile);
-    again.db_json(&db(at)).start().await.unwrap()
+    again.db_json(db).start().await.unwrap()
 }
 
 /// A level-15 player of an edition with free changes, on a server whose clock is at `t0`.
 async fn player(t0: u64, session: &str) -> (TestServer, Player) {
-    let server = TestServer::builder().db_json(&db(t0)).config(|c| c.builtin_mods = true).start().await.unwrap();
+    player_at(&db(t0), session, 15).await
+}
+
+/// A player of `level` and an edition with free changes, on a server with `db`.
+async fn player_at(db: &str, session: &str, level: usize) -> (TestServer, Player) {
+    let server = TestServer::builder().db_json(db).config(|c| c.builtin_mods = true).start().await.unwrap();
     let p = Player::new(server.addr, session, "Regular").await;
-    // The experience of level 15, so rewards keep the level where it is.
+    // The experience of the level, so rewards keep the level where it is.
     let table = modhost_gamedb::database(1)["globals"]["config"]["exp"]["level"]["exp_table"].clone();
-    let xp: f64 = table.as_array().unwrap().iter().take(15).map(|e| e["exp"].as_f64().unwrap()).sum();
-    let server = restart(server, t0, &p.uid, |profile| {
-        profile["Info"]["Level"] = json!(15);
+    let xp: f64 = table.as_array().unwrap().iter().take(level).map(|e| e["exp"].as_f64().unwrap()).sum();
+    let server = restart_with(server, db, &p.uid, |profile| {
+        profile["Info"]["Level"] = json!(level);
         profile["Info"]["Experience"] = json!(xp);
         profile["Info"]["GameVersion"] = json!("edge_of_darkness");
     })
@@ -359,4 +373,57 @@ async fn an_exploration_quest_is_done_by_surviving_raids_on_its_map() {
     let after = p.profile().await;
     assert_eq!(state(&after, &qid)["status"], 4);
     assert!(after["Info"]["Experience"].as_f64().unwrap() > xp, "the exploration's experience");
+}
+
+#[tokio::test]
+async fn elimination_quests_follow_the_config_of_the_players_level() {
+    let (_server, p) = player_at(&db_with(t0(), "Elimination"), "d3d3d3d3d3d3d3d3d3d3d3d3", 20).await;
+    let db: Value = modhost_gamedb::database(1);
+    let maps = db["configs"]["quest"]["locationIdMap"].clone();
+    let config = &db["configs"]["quest"]["repeatableQuests"][0]["questConfig"]["Elimination"][1];
+    assert_eq!(config["levelRange"]["min"], 16, "level 20 reads the second range");
+    let daily = period(&periods(&p).await, "Daily").clone();
+    let quests = daily["activeQuests"].as_array().unwrap();
+    // Two non-boss targets: a third quest only when one of the first two went to a single map (SPT's
+    // pool gives up on eliminations once only bosses are left).
+    assert!((2..=3).contains(&quests.len()), "{daily}");
+    let mut specific_maps = Vec::new();
+    for quest in quests {
+        assert_eq!(quest["type"], "Elimination");
+        let xp = &quest["rewards"]["Success"][0];
+        assert!(
+            xp["type"] == "Experience" && xp["value"].as_f64().unwrap() >= 1000.0,
+            "difficulty at least 0.5: {quest}"
+        );
+        let finish = &quest["conditions"]["AvailableForFinish"][0];
+        assert_eq!(finish["conditionType"], "CounterCreator");
+        let conditions = finish["counter"]["conditions"].as_array().unwrap();
+        let kill = conditions.last().unwrap();
+        assert_eq!(kill["conditionType"], "Kills", "{quest}");
+        let kills = finish["value"].as_u64().unwrap();
+        match (kill["target"].as_str().unwrap(), kill["savageRole"].get(0).and_then(Value::as_str)) {
+            ("Savage", Some("bossKnight")) => assert_eq!(kills, 1, "a boss once"),
+            ("Savage", None) => assert!((5..=15).contains(&kills), "{kills}"),
+            ("AnyPmc", None) => assert!((2..=5).contains(&kills), "{kills}"),
+            other => panic!("target {other:?}: {quest}"),
+        }
+        if let Some(parts) = kill["bodyPart"].as_array() {
+            assert!(!parts.is_empty() && parts.len() <= 4, "{kill}");
+        }
+        if let Some(metres) = kill["distance"]["value"].as_u64() {
+            assert!((10..=75).contains(&metres) && metres % 5 == 0, "{kill}");
+        }
+        // A quest on one map names it twice: the counter's location and the quest's.
+        if conditions.len() == 2 {
+            assert_eq!(conditions[0]["conditionType"], "Location");
+            let key = conditions[0]["target"][0].as_str().unwrap();
+            assert_eq!(quest["location"], maps[key], "{quest}");
+            specific_maps.push((kill["target"].clone(), key.to_owned()));
+        } else {
+            assert_eq!(quest["location"], "any");
+        }
+    }
+    let mut unique = specific_maps.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), specific_maps.len(), "a target is not sent to the same map twice in a period");
 }

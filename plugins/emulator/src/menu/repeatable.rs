@@ -224,12 +224,12 @@ fn interp(x: f64, xs: &Value, ys: &Value) -> f64 {
     ys[n - 1]
 }
 
-/// SPT's `MapToRange`.
+/// SPT's `MapToRange`: `x` from `min_in..max_in` to `min_out..max_out`, clamped to the latter.
 fn map_to_range(x: f64, min_in: f64, max_in: f64, min_out: f64, max_out: f64) -> f64 {
-    if max_in <= min_in {
+    if max_in == min_in || !x.is_finite() {
         return min_out;
     }
-    min_out + (max_out - min_out) * (x - min_in) / (max_in - min_in)
+    (min_out + (max_out - min_out) * (x - min_in) / (max_in - min_in)).clamp(min_out, max_out)
 }
 
 /// A template the handbook prices, and its lineage (itself, then its categories).
@@ -340,10 +340,10 @@ impl<'a> Generator<'a> {
         let key = target["key"].as_str()?.to_owned();
         let is_boss = target["data"]["isBoss"] == true;
         let is_pmc = target["data"]["isPmc"] == true;
-        let max_probability = all_weights.iter().copied().fold(0.0, f64::max) / all_weights.iter().sum::<f64>();
-        let min_probability =
-            all_weights.iter().copied().filter(|w| *w > 0.0).fold(f64::MAX, f64::min) / all_weights.iter().sum::<f64>();
-        let probability = target["relativeProbability"].as_f64().unwrap_or(1.0) / all_weights.iter().sum::<f64>();
+        // SPT weighs difficulty by the relative probabilities as written (not normalised).
+        let max_weight = all_weights.iter().copied().fold(0.0, f64::max);
+        let min_weight = all_weights.iter().copied().filter(|w| *w > 0.0).fold(f64::MAX, f64::min);
+        let weight = target["relativeProbability"].as_f64().unwrap_or(1.0);
 
         // Where: any map, or (with `specificLocationProb`) one of the target's maps left in the pool.
         let at = pool.targets.iter().position(|(k, _)| *k == key)?;
@@ -366,15 +366,14 @@ impl<'a> Generator<'a> {
         let body_parts = config["bodyParts"].as_array().cloned().unwrap_or_default();
         let part_weights: Vec<f64> =
             body_parts.iter().take(MAX_LIST).map(|p| p["relativeProbability"].as_f64().unwrap_or(0.0)).collect();
-        let part_total: f64 = part_weights.iter().sum();
         let mut parts: Vec<Value> = Vec::new();
         let mut part_difficulty = 0.0;
-        if config["bodyPartProb"].as_f64().unwrap_or(0.0) > ids::unit() && part_total > 0.0 {
+        if config["bodyPartProb"].as_f64().unwrap_or(0.0) > ids::unit() {
             let mut weights = part_weights.clone();
             let mut probability = 0.0;
             for _ in 0..between(1, 2) {
                 let Some(n) = draw(&weights) else { break };
-                probability += weights[n] / part_total;
+                probability += weights[n];
                 weights[n] = 0.0;
                 parts.extend(body_parts[n]["data"].as_array().cloned().unwrap_or_default());
             }
@@ -382,7 +381,7 @@ impl<'a> Generator<'a> {
                 part_difficulty = 1.0 / probability;
             }
         }
-        let min_part = part_weights.iter().copied().filter(|w| *w > 0.0).fold(f64::MAX, f64::min) / part_total;
+        let min_part = part_weights.iter().copied().filter(|w| *w > 0.0).fold(f64::MAX, f64::min);
 
         let (min_kills, max_kills) =
             (config["minKills"].as_u64().unwrap_or(1), config["maxKills"].as_u64().unwrap_or(1));
@@ -408,15 +407,15 @@ impl<'a> Generator<'a> {
 
         // SPT's `DifficultyWeighing`, mapped to 0.5–2.
         let weigh = |target: f64, part: f64, dist: f64, kill: f64| (target.sqrt() + part + dist).sqrt() * kill;
-        let max_target = 1.0 / min_probability;
-        let max_part = if min_part.is_finite() && min_part > 0.0 { min_kills as f64 / min_part } else { 1.0 };
+        let max_target = 1.0 / min_weight;
+        let max_part = if min_part < f64::MAX && min_part > 0.0 { min_kills as f64 / min_part } else { 1.0 };
         let current = weigh(
-            (1.0 / probability) / max_target,
+            (1.0 / weight) / max_target,
             part_difficulty / max_part,
             distance_difficulty / 2.0,
             kills as f64 / max_kills.max(1) as f64,
         );
-        let difficulty = map_to_range(current, 1.0 / max_probability, weigh(1.0, 1.0, 1.0, 1.0), 0.5, 2.0);
+        let difficulty = map_to_range(current, 1.0 / max_weight, weigh(1.0, 1.0, 1.0, 1.0), 0.5, 2.0);
 
         let mut quest = self.template("Elimination", trader)?;
         let mut kill = json!({
@@ -759,5 +758,7 @@ mod tests {
         assert_eq!(interp(99.0, &xs, &ys), 8000.0);
         assert_eq!(interp(3.0, &json!([]), &ys), 0.0);
         assert_eq!(map_to_range(3.0, 1.0, 4.0, 0.2, 1.0), 0.2 + 0.8 * 2.0 / 3.0);
+        assert_eq!(map_to_range(-3.0, 1.0, 4.0, 0.5, 2.0), 0.5, "clamped");
+        assert_eq!(map_to_range(9.0, 1.0, 4.0, 0.5, 2.0), 2.0, "clamped");
     }
 }
