@@ -525,7 +525,8 @@ pub(crate) fn change_repeatable(
     let same_type = (kind["keepDailyQuestTypeOnReplacement"] == true).then(|| old["type"].as_str().unwrap_or_default());
     let mut pool = repeatable::Pool::new(&kind, level, same_type);
     let player = repeatable::Player { uid: &uid, level, traders: &traders };
-    let fresh = repeatable::Generator::new(&kind, player)
+    let mut catalogue = repeatable::Catalogue::default();
+    let fresh = repeatable::Generator::new(&kind, player, &mut catalogue)
         .quest(&mut pool)
         .ok_or_else(|| format!("no {name} quest could be generated to replace {qid}"))?;
     let fresh_id = fresh["_id"].as_str().unwrap_or_default().to_owned();

@@ -295,6 +295,7 @@ fn activity_periods(req: &Request) -> Result<Response> {
     let mut states: Option<Vec<Value>> = None;
     let mut traders = Value::Null;
     let mut expired: Vec<String> = Vec::new();
+    let mut catalogue = repeatable::Catalogue::default();
     let mut changed = false;
     for raw in kinds.iter().take(MAX_KINDS) {
         let Ok(kind) = Kind::deserialize(raw) else { continue };
@@ -341,7 +342,7 @@ fn activity_periods(req: &Request) -> Result<Response> {
             requirements.insert(id.to_owned(), kept);
         }
         let generating = repeatable::Player { uid: &uid, level, traders: &traders };
-        let (fresh, fresh_requirements) = repeatable::fresh_quests(raw, generating);
+        let (fresh, fresh_requirements) = repeatable::fresh_quests(raw, generating, &mut catalogue);
         active.extend(fresh);
         requirements.extend(fresh_requirements);
         let (free, free_available) = repeatable::free_changes(raw, &info.game_version);

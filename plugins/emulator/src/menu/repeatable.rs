@@ -239,18 +239,44 @@ struct Candidate {
     lineage: Vec<String>,
 }
 
-/// Generates one kind's quests for one player, keeping what it read for the next quest.
-pub(crate) struct Generator<'a> {
-    kind: &'a Value,
-    player: Player<'a>,
+/// What generating reads of the db's items, read once per request and kept for every quest and kind
+/// generated in it: the handbook's prices and each priced template's lineage.
+#[derive(Default)]
+pub(crate) struct Catalogue {
     prices: Prices,
     templates: Templates,
     candidates: Option<Vec<Candidate>>,
 }
 
+impl Catalogue {
+    /// The priced templates the db has (a template it lacks has a lineage of itself alone).
+    fn candidates(&mut self) -> &[Candidate] {
+        if self.candidates.is_none() {
+            let mut all = Vec::new();
+            for (tpl, price) in crate::templates::handbook_prices().into_iter().take(MAX_CANDIDATES) {
+                if price.is_finite() && price > 0.0 {
+                    let lineage = self.templates.lineage(&tpl);
+                    if lineage.len() > 1 {
+                        all.push(Candidate { tpl, price, lineage });
+                    }
+                }
+            }
+            self.candidates = Some(all);
+        }
+        self.candidates.as_deref().unwrap_or_default()
+    }
+}
+
+/// Generates one kind's quests for one player.
+pub(crate) struct Generator<'a> {
+    kind: &'a Value,
+    player: Player<'a>,
+    catalogue: &'a mut Catalogue,
+}
+
 impl<'a> Generator<'a> {
-    pub(crate) fn new(kind: &'a Value, player: Player<'a>) -> Generator<'a> {
-        Generator { kind, player, prices: Prices::default(), templates: Templates::default(), candidates: None }
+    pub(crate) fn new(kind: &'a Value, player: Player<'a>, catalogue: &'a mut Catalogue) -> Generator<'a> {
+        Generator { kind, player, catalogue }
     }
 
     /// A new quest from `pool`, tried up to [`MAX_ATTEMPTS`] times; `None` when the pool runs dry.
@@ -623,25 +649,11 @@ impl<'a> Generator<'a> {
 
     /// The handbook-priced templates the trader may give as a reward or ask for (see the module doc).
     fn rewardable(&mut self, trader: &str) -> Vec<&Candidate> {
-        if self.candidates.is_none() {
-            let mut all = Vec::new();
-            for (tpl, price) in crate::templates::handbook_prices().into_iter().take(MAX_CANDIDATES) {
-                if price.is_finite() && price > 0.0 {
-                    let lineage = self.templates.lineage(&tpl);
-                    // A template the db does not have has a lineage of itself alone.
-                    if lineage.len() > 1 {
-                        all.push(Candidate { tpl, price, lineage });
-                    }
-                }
-            }
-            self.candidates = Some(all);
-        }
         let bases = strings(&self.whitelist(trader)["rewardBaseWhitelist"]);
         let banned_bases = strings(&self.kind["rewardBaseTypeBlacklist"]);
         let banned = strings(&self.kind["rewardBlacklist"]);
-        self.candidates
-            .as_ref()
-            .expect("filled above")
+        self.catalogue
+            .candidates()
             .iter()
             .filter(|c| bases.is_empty() || c.lineage.iter().any(|l| bases.contains(l)))
             .filter(|c| !c.lineage.iter().any(|l| banned_bases.contains(l)) && !banned.contains(&c.tpl))
@@ -678,7 +690,7 @@ impl<'a> Generator<'a> {
             push(json!({"type": "Experience", "value": xp}));
         }
         let (money, amount) = if EURO_TRADERS.contains(&trader) {
-            (EUROS, self.prices.roubles_to(roubles, EUROS).round().max(1.0))
+            (EUROS, self.catalogue.prices.roubles_to(roubles, EUROS).round().max(1.0))
         } else {
             (ROUBLES, roubles.max(1.0))
         };
@@ -731,10 +743,14 @@ fn item_reward(tpl: &str, count: u64, found_in_raid: bool) -> Value {
 }
 
 /// A new period of `kind` for the player: up to `numQuests` quests, each with its change requirement.
-pub(crate) fn fresh_quests(kind: &Value, player: Player) -> (Vec<Value>, Map<String, Value>) {
+pub(crate) fn fresh_quests(
+    kind: &Value,
+    player: Player,
+    catalogue: &mut Catalogue,
+) -> (Vec<Value>, Map<String, Value>) {
     let level = player.level;
     let mut pool = Pool::new(kind, level, None);
-    let mut generator = Generator::new(kind, player);
+    let mut generator = Generator::new(kind, player, catalogue);
     let mut quests = Vec::new();
     let mut requirements = Map::new();
     for _ in 0..kind["numQuests"].as_u64().unwrap_or(0).min(MAX_LIST as u64) {
