@@ -23,6 +23,25 @@ pub(crate) fn unit() -> f64 {
     below(1 << 53) as f64 / (1u64 << 53) as f64
 }
 
+/// The index of `weights` that `unit` (a draw in `[0, 1)`) falls on, each chosen in proportion to
+/// its weight; `None` when none is positive (a weight not finite or not positive is never chosen).
+pub(crate) fn weighted(weights: &[f64], unit: f64) -> Option<usize> {
+    let counts = |w: &f64| w.is_finite() && *w > 0.0;
+    let total: f64 = weights.iter().filter(|w| counts(w)).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut at = unit * total;
+    for (i, w) in weights.iter().enumerate().filter(|(_, w)| counts(w)) {
+        if at < *w {
+            return Some(i);
+        }
+        at -= w;
+    }
+    // Rounding can leave `at` just past the last weight.
+    weights.iter().rposition(counts)
+}
+
 /// Is `id` 24 hex digits, the shape of every id the client makes?
 pub(crate) fn is_id(id: &str) -> bool {
     id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit())
@@ -38,5 +57,15 @@ mod tests {
         assert!(is_id(&a) && is_id(&b), "{a} {b}");
         assert_ne!(a, b);
         assert!(!is_id("0123") && !is_id("zz3456789abcdef012345678"));
+    }
+
+    #[test]
+    fn weighted_picks_fall_on_positive_weights_in_proportion() {
+        let weights = [0.0, 1.0, f64::NAN, 3.0];
+        assert_eq!(weighted(&weights, 0.0), Some(1));
+        assert_eq!(weighted(&weights, 0.24), Some(1));
+        assert_eq!(weighted(&weights, 0.25), Some(3));
+        assert_eq!(weighted(&weights, 0.999_999), Some(3));
+        assert_eq!(weighted(&[0.0, -1.0], 0.5), None);
     }
 }

@@ -189,20 +189,7 @@ fn uniform(lo: f64, hi: f64) -> f64 {
 
 /// The index drawn from `weights` (each `relativeProbability`), or `None` when none is positive.
 fn draw(weights: &[f64]) -> Option<usize> {
-    let total: f64 = weights.iter().filter(|w| w.is_finite() && **w > 0.0).sum();
-    if total <= 0.0 {
-        return None;
-    }
-    let mut at = ids::unit() * total;
-    for (n, w) in weights.iter().enumerate() {
-        if w.is_finite() && *w > 0.0 {
-            if at < *w {
-                return Some(n);
-            }
-            at -= w;
-        }
-    }
-    weights.iter().rposition(|w| w.is_finite() && *w > 0.0)
+    ids::weighted(weights, ids::unit())
 }
 
 /// SPT's `Interp1`: `ys` at `x`, linearly between the `xs` around it, clamped at the ends.

@@ -68,21 +68,7 @@ impl Rng {
 
     /// An index into `weights`, each chosen in proportion to its weight; `None` when none is positive.
     pub(crate) fn weighted(&mut self, weights: &[f64]) -> Option<usize> {
-        let total: f64 = weights.iter().filter(|w| w.is_finite() && **w > 0.0).sum();
-        if total <= 0.0 {
-            return None;
-        }
-        let mut at = self.unit() * total;
-        for (i, w) in weights.iter().enumerate() {
-            if !(w.is_finite() && *w > 0.0) {
-                continue;
-            }
-            if at < *w {
-                return Some(i);
-            }
-            at -= w;
-        }
-        weights.iter().rposition(|w| w.is_finite() && *w > 0.0)
+        crate::ids::weighted(weights, self.unit())
     }
 }
 

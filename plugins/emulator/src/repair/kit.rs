@@ -63,7 +63,7 @@ pub(crate) fn repair(doc: &mut Doc, action: &Value, templates: &mut Templates, c
     }
     let spent: f64 = kits.iter().map(|(_, _, c)| c).sum();
     let points = spent / divisor(doc, &props)?;
-    restore(&mut repaired, points, wear_bounds(&props, true), 1.0, super::draw());
+    restore(&mut repaired, points, wear_bounds(&props, true), 1.0, crate::ids::unit());
     for (id, kit, _) in kits {
         write(doc, templates, &id, Some(kit))?;
         changes.changed(&id);

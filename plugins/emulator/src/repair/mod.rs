@@ -87,13 +87,6 @@ fn bounds(props: &Value, by_kit: bool) -> (f64, f64) {
     }
 }
 
-/// A uniform draw in [0, 1) from WASI's randomness, for the wear.
-pub(crate) fn draw() -> f64 {
-    use std::hash::BuildHasher;
-    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
-    (bits >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// SPT's `UpdateItemDurability`: see the module doc. `wear` is [`wear_bounds`]; `quality` the wear
 /// multiplier (a kit's is 1); `draw` (in [0, 1)) places the wear between the bounds.
 pub(crate) fn restore(item: &mut Value, amount: f64, wear: Option<(f64, f64)>, quality: f64, draw: f64) {

@@ -72,7 +72,7 @@ pub(crate) fn repair(doc: &mut Doc, action: &Value, templates: &mut Templates, c
         economy::add_sales(doc, tid, price)?;
     }
     for (id, mut item, props, points) in repairs {
-        restore(&mut item, points, wear_bounds(&props, false), quality, super::draw());
+        restore(&mut item, points, wear_bounds(&props, false), quality, crate::ids::unit());
         write(doc, templates, &id, Some(item))?;
         changes.changed(&id);
     }
