@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup setup-polyglot setup-browser polyglot run build test check-mods example-hello bench bench-wrk
+.PHONY: setup setup-polyglot setup-browser setup-registry polyglot run build test check-mods example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -35,6 +35,11 @@ setup-polyglot:
 setup-browser:
 	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
+## setup-registry: Debian's docker-registry (the CNCF distribution server), which
+## tests/tests/packages.rs starts on 127.0.0.1 to publish mod packages to and install them from.
+setup-registry:
+	@test -x /usr/bin/docker-registry || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry)
+
 polyglot: setup-polyglot
 	mkdir -p $(POLYGLOT)
 	@# C: a WASI 0.1 reactor module; `wrap-core` (tests/) makes it a component after `cargo test`.
@@ -52,7 +57,7 @@ polyglot: setup-polyglot
 ## cost: one VM measured 7x and 2.6x, the current one (kernel 6.18, a Firecracker guest) 11.6x and 3.6x
 ## for the code before issue 17 as well as after; 16x and 5x still catch a doubling of what modhost
 ## adds. Both print their numbers.
-test: setup polyglot setup-browser
+test: setup polyglot setup-browser setup-registry
 	cargo test --release
 	@# The game is built for wasm32 and is not a default member (its serde_json features differ); its
 	@# unit tests run natively here.

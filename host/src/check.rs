@@ -258,6 +258,25 @@ fn namespace_bytes(store: &modhost_store::Store, namespace: &str) -> anyhow::Res
 /// a manifest that does not parse); a mod that does not load, or that breaks a rule of `policy`, is a
 /// report that says why.
 pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> anyhow::Result<CheckReport> {
+    check_with(target, manifest, &[], policy).await
+}
+
+/// [`check`] of the mod folder `target` with the mod folders `beside` installed next to it (the mods
+/// it requires, for `modhost install`); only `target`'s routes are probed.
+pub async fn check_beside(
+    target: &Path,
+    beside: &[std::path::PathBuf],
+    policy: &Policy,
+) -> anyhow::Result<CheckReport> {
+    check_with(target, None, beside, policy).await
+}
+
+async fn check_with(
+    target: &Path,
+    manifest: Option<&Path>,
+    beside: &[std::path::PathBuf],
+    policy: &Policy,
+) -> anyhow::Result<CheckReport> {
     let strict = format!("{STRICT}call_timeout_ms = {}\n", policy.call_timeout_ms);
     let (toml, wasm) = resolve(target, manifest)?;
     let parsed = modhost_mods::Manifest::parse(&toml)?;
@@ -267,6 +286,22 @@ pub async fn check(target: &Path, manifest: Option<&Path>, policy: &Policy) -> a
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("mod.toml"), &toml)?;
     std::fs::write(dir.join(format!("{id}.wasm")), &wasm)?;
+    // The checked mod's own config files, and the mods beside it whole.
+    if target.is_dir() {
+        for name in ["config.default.json", "config.schema.json", "config.json"] {
+            if target.join(name).is_file() {
+                std::fs::copy(target.join(name), dir.join(name))?;
+            }
+        }
+    }
+    for folder in beside {
+        let name = folder.file_name().context("a mod folder without a name")?;
+        let to = root.path().join("mods").join(name);
+        std::fs::create_dir_all(&to)?;
+        for entry in std::fs::read_dir(folder)?.flatten().filter(|e| e.path().is_file()) {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
     std::fs::write(root.path().join("modhost.toml"), format!("[mods.{id}]\n{strict}"))?;
 
     let mut config = ServerSettings::new(root.path());

@@ -26,6 +26,7 @@
 //! - [`watch`]: `serve --watch`, a reload when a mod's files or `db.json` change.
 //! - [`dev`]: `modhost dev`, a mod project rebuilt, installed and reloaded on each save.
 //! - [`status`]: the host's pages under `/modhost/`: status and mods as JSON, a page, reload.
+//! - [`toggle`]: the page's enable and disable buttons, `POST /modhost/mods/<id>/enable|disable`.
 //! - `config_edit`: the page's editor of a mod's configuration (the player's settings for that mod,
 //!   not the server's), `POST /modhost/config/<id>`: check, write atomically, reload.
 //! - [`views`]: typed views of what is loaded, shared by the status JSON and the CLI.
@@ -33,6 +34,9 @@
 //! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
 //! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
+//! - [`install`]: a root's installed mods changed safely: `modhost install`, `enable`, `disable`,
+//!   `uninstall`, and the packages `modhost pack` writes.
+//! - [`registry`]: packages in an OCI registry: `modhost publish`, installs and updates from one.
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 //! - [`client`]: the one-request HTTP client the tools use.
@@ -51,10 +55,12 @@ mod config_edit;
 pub mod dev;
 mod front;
 mod generation;
+pub mod install;
 mod metrics;
 mod nofile;
 mod perf;
 mod realtime;
+pub mod registry;
 mod sandbox;
 pub mod scaffold;
 mod scheduler;
@@ -64,6 +70,7 @@ mod session;
 mod settings;
 pub mod status;
 pub mod testrun;
+pub mod toggle;
 pub mod views;
 pub mod watch;
 

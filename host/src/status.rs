@@ -14,7 +14,7 @@
 //! so no website can make the server reload.
 
 use crate::app::App;
-use crate::views::ModsView;
+use crate::views::{DisabledView, ModsView};
 use serde_json::{Value, json};
 use std::time::SystemTime;
 
@@ -142,6 +142,17 @@ pub fn mods_view(app: &App) -> ModsView {
     }
     view.generation = Some(generation.number);
     add_latency_series(app, &mut view);
+    let root = crate::install::Root::new(&app.config.root);
+    view.disabled = root
+        .installed()
+        .into_iter()
+        .filter(|m| m.state == crate::install::State::Disabled)
+        .map(|m| DisabledView {
+            id: m.manifest.id.to_string(),
+            version: m.manifest.version.to_string(),
+            grants: m.manifest.grants.describe(),
+        })
+        .collect();
     view
 }
 

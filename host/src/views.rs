@@ -22,6 +22,20 @@ pub struct ModsView {
     /// Every hooked route's chain: the hooks that reach it, in the order they run.
     #[serde(default)]
     pub chains: Vec<ChainView>,
+    /// The mods installed but disabled (`<root>/disabled/`), which the page can enable.
+    #[serde(default)]
+    pub disabled: Vec<DisabledView>,
+}
+
+/// A disabled mod.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DisabledView {
+    /// Its id.
+    pub id: String,
+    /// Its version.
+    pub version: String,
+    /// Its grants in words.
+    pub grants: Vec<String>,
 }
 
 /// One route's chain.
@@ -183,6 +197,7 @@ impl ModsView {
             failed: generation.report.failed.clone(),
             generation: None,
             chains: chains(generation),
+            disabled: Vec::new(),
         }
     }
 }

@@ -3,21 +3,25 @@
 //! order ([`resolve`]), what each takes part in beyond its routes ([`Declarations`]: hooks,
 //! subscriptions, functions) with the order hooks run in ([`order_hooks`]), what it serves in real time
 //! ([`RealtimeDeclarations`]: websocket routes, periodic timers), and each mod's
-//! configuration, the player's to edit ([`config`]).
+//! configuration, the player's to edit ([`config`]), the one file a mod ships in ([`package`]) and the
+//! API versions its component asks for ([`required_api`]).
 //!
 //! Nothing here runs a mod or knows of wasmtime: compiling, linking and `init` are the server's
 //! (`modhost`'s `generation.rs`). Every id that passes through here is a [`ModId`], checked once.
 
 #![warn(missing_docs)]
 
+mod api;
 pub mod config;
 mod declare;
 mod grants;
 mod id;
 mod manifest;
+pub mod package;
 mod realtime;
 mod resolve;
 
+pub use api::{ApiError, PACKAGE, required_api, serves};
 pub use config::{ConfigError, ModConfig};
 pub use declare::{
     Declarations, DeclareError, HookOwner, HookSpec, MAX_DECLARED, MAX_NAME, Phase, check_function, check_topic,
@@ -26,6 +30,7 @@ pub use declare::{
 pub use grants::{Denied, Grants, GrantsError, GrantsToml, PushGrant, TimerGrant, own_topic};
 pub use id::{InvalidModId, MAX_ID_LEN, ModId};
 pub use manifest::{API_VERSION, Manifest, ManifestError};
+pub use package::{Package, PackageError, added_grants};
 pub use realtime::{
     MAX_PERIOD_S, MAX_REALTIME_DECLARED, MAX_TIMER_NAME, Periodic, RealtimeDeclarations, RealtimeError, SocketRoute,
     check_timer_name,

@@ -108,10 +108,14 @@ async fn host_page(app: &App, request: Request<Incoming>) -> Handled {
         Some(match status {
             404 => "/modhost/*".to_owned(),
             _ if path.starts_with(crate::config_edit::PREFIX) => format!("{}*", crate::config_edit::PREFIX),
+            _ if path.starts_with(crate::toggle::PREFIX) => format!("{}*", crate::toggle::PREFIX),
             _ => path.clone(),
         })
     };
-    let page = if !crate::config_edit::is_config_post(&method, &path) {
+    let page = if crate::toggle::is_toggle(&method, &path) {
+        let confirmed = request.headers().contains_key(crate::toggle::CONFIRM_HEADER);
+        crate::toggle::apply(app, &path, reload_header, confirmed).await
+    } else if !crate::config_edit::is_config_post(&method, &path) {
         crate::status::answer(app, &method, &path, reload_header).await
     } else if !reload_header {
         crate::config_edit::refuse_without_header()

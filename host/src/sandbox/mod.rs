@@ -164,6 +164,9 @@ impl Runtime {
     ) -> anyhow::Result<(LoadedMod, CompileSource)> {
         cx.db_patch_bytes.store(limits.db_patch_bytes, std::sync::atomic::Ordering::Relaxed);
         cx.push_queue_bytes.store(limits.push_queue_bytes, std::sync::atomic::Ordering::Relaxed);
+        // Before compiling: an import of an API version this host does not serve is one clear line,
+        // not a link error about the first function that is missing.
+        modhost_mods::required_api(wasm).map_err(|e| anyhow::anyhow!("{e}"))?;
         let (component, source, artifact) = compile::load(&self.engine, wasm, self.cache_dir.as_deref())?;
         let pre = self.linker.instantiate_pre(&component).context("linking the component")?;
         let memory = self.budget.as_ref().map(|budget| (budget.clone(), budget.account(&cx.id)));

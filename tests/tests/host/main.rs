@@ -1,6 +1,7 @@
 //! The host's integration tests: real servers on 127.0.0.1:0, real sockets, fixture mods.
 //! One test binary, a module per area (see `modhost_tests` for the harness).
 
+mod api_contract;
 mod boot;
 mod check;
 mod config;

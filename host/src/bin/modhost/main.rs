@@ -7,15 +7,22 @@
 
 mod check;
 mod dev;
+mod enable;
 mod gen_db;
 mod import_spt_db;
+mod install;
 mod mods;
 mod new;
+mod outdated;
+mod pack;
 mod probe;
+mod publish;
 mod reload;
 mod serve;
 mod store;
 mod test_runner;
+mod uninstall;
+mod update;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -61,14 +68,40 @@ enum Command {
     /// Serve a mod project while you edit it: build it on every save, install it into a root of its
     /// own and reload; a build error or a refused load is printed and the old version keeps serving.
     Dev(dev::Args),
+    /// Pack a mod project or folder into one file, <id>-<version>.modhost: mod.toml, the component,
+    /// its config files and README, and a manifest of their hashes.
+    Pack(pack::Args),
+    /// Push a package to an OCI registry (host[:port]/repository), tagged with its version.
+    Publish(publish::Args),
+    /// Install a package (a .modhost file, a mod folder or an OCI reference): shows its grants (for an
+    /// update, what it may newly do), asks, checks it in a throwaway root, installs it atomically and
+    /// reloads a running server. A refused install leaves the mods as they were.
+    Install(install::Args),
+    /// Enable a disabled mod (and reload a running server).
+    Enable(enable::Args),
+    /// Disable a mod without removing it (and reload a running server); asks when others require it.
+    Disable(enable::Args),
+    /// Remove a mod; its store namespace and config are kept unless --purge.
+    Uninstall(uninstall::Args),
+    /// For each mod installed from a registry: its newer versions, each safe, blocked (by whom) or
+    /// incompatible, with the grants a safe one adds.
+    Outdated(outdated::Args),
+    /// Install the newest safe version of every mod installed from a registry (or of one).
+    Update(update::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
+    // The package commands print what they did; the throwaway server an install checks in would
+    // otherwise log its boot between the lines the player reads.
+    let quiet = matches!(
+        cli.command,
+        Command::Install(_) | Command::Update(_) | Command::Enable(_) | Command::Disable(_) | Command::Uninstall(_)
+    );
+    let default_filter = if quiet { "warn" } else { "info,wasmtime=warn,cranelift=warn" };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,wasmtime=warn,cranelift=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -89,6 +122,14 @@ fn main() {
             }
         }),
         Command::Dev(args) => dev::run(args),
+        Command::Pack(args) => pack::run(args),
+        Command::Publish(args) => publish::run(args),
+        Command::Install(args) => install::run(args),
+        Command::Enable(args) => enable::run(args, true),
+        Command::Disable(args) => enable::run(args, false),
+        Command::Uninstall(args) => uninstall::run(args),
+        Command::Outdated(args) => outdated::run(args),
+        Command::Update(args) => update::run(args),
     };
     if let Err(e) = result {
         // `{:#}` is the error and its causes on one line; `{:?}` (what returning it from `main` prints)

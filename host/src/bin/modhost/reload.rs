@@ -20,25 +20,36 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+    let outcome = crate::runtime()?
+        .block_on(request(addr))
+        .with_context(|| format!("no modhost server answers on port {}", args.port))?;
+    print(&outcome?)
+}
+
+/// Asks the server at `addr` to reload. The outer error: no answer; the inner: an answer that is not
+/// an outcome (the host's refusal, or not modhost).
+pub(crate) async fn request(addr: SocketAddr) -> anyhow::Result<anyhow::Result<(ReloadOutcome, u16)>> {
     let request = hyper::Request::post("/modhost/reload")
         .header(hyper::header::HOST, addr.to_string())
         .header(modhost::status::RELOAD_HEADER, "1")
         .body(Full::new(Bytes::new()))?;
-    let answer = crate::runtime()?
-        .block_on(modhost::client::send(addr, request, DEADLINE))
-        .with_context(|| format!("no modhost server answers on port {}", args.port))?;
+    let answer = modhost::client::send(addr, request, DEADLINE).await?;
     let body = String::from_utf8_lossy(&answer.body);
-    let outcome: ReloadOutcome = match serde_json::from_str(&body) {
-        Ok(outcome) => outcome,
+    Ok(match serde_json::from_str::<ReloadOutcome>(&body) {
+        Ok(outcome) => Ok((outcome, answer.status)),
         // Not an outcome: the host's refusal (`{"error": …}`, 403 without the header), or not modhost.
         Err(_) => {
             let why = serde_json::from_str::<serde_json::Value>(&body)
                 .ok()
                 .and_then(|v| v["error"].as_str().map(str::to_owned))
                 .unwrap_or_else(|| body.clone().into_owned());
-            anyhow::bail!("reload refused ({}): {why}", answer.status)
+            Err(anyhow::anyhow!("reload refused ({}): {why}", answer.status))
         }
-    };
+    })
+}
+
+/// Prints a reload's outcome; a refused reload is the error.
+pub(crate) fn print((outcome, status): &(ReloadOutcome, u16)) -> anyhow::Result<()> {
     match (outcome.ok, &outcome.reason) {
         (true, _) => {
             println!("reloaded in {:.0} ms: generation {} serving", outcome.took_ms, outcome.generation);
@@ -51,8 +62,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         (false, why) => anyhow::bail!(
-            "reload refused ({}); generation {} still serving: {}",
-            answer.status,
+            "reload refused ({status}); generation {} still serving: {}",
             outcome.generation,
             why.as_deref().unwrap_or("no reason given")
         ),

@@ -70,8 +70,11 @@ impl Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let config = args.into_config()?;
+    let root = config.root.clone();
     crate::runtime()?.block_on(async {
         let server = Server::start(config).await?;
+        // Where `modhost install`, `enable`, `disable` and `uninstall` find this server to reload it.
+        let _announced = modhost::install::announce(&root, server.local_addr()?)?;
         let report = server.report();
         tracing::info!(
             "booted in {:.0} ms: {} mod(s) loaded, {} left out",
