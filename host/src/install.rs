@@ -276,8 +276,9 @@ pub async fn install(root: &Root, package: &Package, source: Source) -> anyhow::
     Ok(report)
 }
 
-/// Moves `id` between `mods/` and `disabled/` (one rename). Disabling a mod others require is the
-/// caller's to ask about ([`Root::dependents`]).
+/// Moves `id` between `mods/` and `disabled/` (one rename). Enabling checks it loads beside the
+/// enabled mods ([`plan`]); disabling a mod others require leaves them unable to load: see
+/// [`disable_with_dependents`].
 pub fn set_enabled(root: &Root, id: &str, enabled: bool) -> anyhow::Result<()> {
     let installed = root.find(id).with_context(|| format!("no mod `{id}` is installed in {}", root.dir.display()))?;
     let (want, to) =
@@ -299,6 +300,27 @@ pub fn set_enabled(root: &Root, id: &str, enabled: bool) -> anyhow::Result<()> {
         .with_context(|| format!("moving {} to {}", installed.folder.display(), target.display()))?;
     sync_dir(&to);
     Ok(())
+}
+
+/// Disables `id` and, first, every enabled mod that requires it (directly or through another), which
+/// would not load without it; answers those, in the order they were disabled. The caller asks first
+/// ([`Root::dependents`]).
+pub fn disable_with_dependents(root: &Root, id: &str) -> anyhow::Result<Vec<String>> {
+    let mut order: Vec<String> = Vec::new();
+    let mut stack = vec![id.to_owned()];
+    while let Some(next) = stack.pop() {
+        for dependent in root.dependents(&next) {
+            if dependent != id && !order.contains(&dependent) {
+                order.push(dependent.clone());
+                stack.push(dependent);
+            }
+        }
+    }
+    for dependent in &order {
+        set_enabled(root, dependent, false)?;
+    }
+    set_enabled(root, id, false)?;
+    Ok(order)
 }
 
 /// Removes `id`'s folder. Its `config.json` goes to `kept/<id>/` (restored by a later install) and its

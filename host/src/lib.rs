@@ -37,7 +37,8 @@
 //! - [`install`]: a root's installed mods changed safely: `modhost install`, `enable`, `disable`,
 //!   `uninstall`, and the packages `modhost pack` writes.
 //! - [`registry`]: packages in an OCI registry: `modhost publish`, installs and updates from one.
-//! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary).
+//! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary); `scaffold_ts` and
+//!   `scaffold_python` write the TypeScript and Python projects on `sdk-js/` and `sdk-python/`.
 //! - [`testrun`]: `modhost test-runner`, a mod's test binary run with a real db and a scratch store.
 //! - [`client`]: the one-request HTTP client the tools use.
 //! - [`wire`]: the SPT wire's rules as pure functions (zlib both ways, identity): `modhost-wire`.
@@ -63,6 +64,8 @@ mod realtime;
 pub mod registry;
 mod sandbox;
 pub mod scaffold;
+mod scaffold_python;
+mod scaffold_ts;
 mod scheduler;
 mod series;
 pub mod server;

@@ -46,6 +46,12 @@ const SDK_FILES: &[(&str, &str)] = &[
     ("wit/world.wit", include_str!("../../wit/world.wit")),
 ];
 
+/// modhost's `wit/` files embedded in this binary: (file name, text). The other languages'
+/// scaffolds copy them too.
+pub(crate) fn wit_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SDK_FILES.iter().filter_map(|(path, text)| Some((path.strip_prefix("wit/")?, *text)))
+}
+
 /// The workspace manifest, for the versions of the SDK's dependencies.
 const WORKSPACE_TOML: &str = include_str!("../../Cargo.toml");
 
@@ -132,9 +138,29 @@ pub fn validate_name(name: &str) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
-/// Writes the project for mod `name` into `dir` (default `./<name>`), which must not exist or be empty.
-/// Answers the project's directory.
+/// The language a new project is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lang {
+    /// A Cargo crate on the Rust SDK (`sdk/`).
+    #[default]
+    Rust,
+    /// An npm project on the TypeScript SDK (`sdk-js/`), built with componentize-js
+    /// (`scaffold_ts.rs`).
+    Ts,
+    /// A Python project on the Python SDK (`sdk-python/`), built with componentize-py
+    /// (`scaffold_python.rs`).
+    Python,
+}
+
+/// Writes the Rust project for mod `name` into `dir` (default `./<name>`), which must not exist or be
+/// empty. Answers the project's directory.
 pub fn new_project(name: &str, dir: Option<&Path>) -> Result<PathBuf, ScaffoldError> {
+    new_project_in(name, dir, Lang::Rust)
+}
+
+/// Writes the project for mod `name` in `lang` into `dir` (default `./<name>`), which must not exist or
+/// be empty. Answers the project's directory.
+pub fn new_project_in(name: &str, dir: Option<&Path>, lang: Lang) -> Result<PathBuf, ScaffoldError> {
     validate_name(name)?;
     let dir = dir.map_or_else(|| PathBuf::from(name), Path::to_owned);
     match std::fs::read_dir(&dir) {
@@ -146,7 +172,12 @@ pub fn new_project(name: &str, dir: Option<&Path>) -> Result<PathBuf, ScaffoldEr
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(source) => return Err(ScaffoldError::Io { op: "reading", path: dir, source }),
     }
-    for (path, text) in files(name)? {
+    let files = match lang {
+        Lang::Rust => files(name)?,
+        Lang::Ts => crate::scaffold_ts::files(name),
+        Lang::Python => crate::scaffold_python::files(name),
+    };
+    for (path, text) in files {
         let path = dir.join(path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| ScaffoldError::Io {
@@ -156,6 +187,13 @@ pub fn new_project(name: &str, dir: Option<&Path>) -> Result<PathBuf, ScaffoldEr
             })?;
         }
         std::fs::write(&path, text).map_err(|source| ScaffoldError::Io { op: "writing", path, source })?;
+    }
+    if lang == Lang::Python {
+        crate::scaffold_python::make_executable(&dir).map_err(|source| ScaffoldError::Io {
+            op: "making the scripts executable in",
+            path: dir.clone(),
+            source,
+        })?;
     }
     Ok(dir)
 }

@@ -6,7 +6,8 @@
 //! What a reader must not break: the request must carry [`RELOAD_HEADER`] (a page on another origin
 //! cannot send it without a preflight this server never grants, so no website can switch a player's
 //! mods off); and disabling a mod that others require is answered 409 with `confirm` naming them,
-//! and done only when the request carries [`CONFIRM_HEADER`] (the page's "disable anyway").
+//! and done only when the request carries [`CONFIRM_HEADER`] (the page's "disable anyway"), which
+//! disables them with it: they cannot load without it, and a reload refuses to lose running mods.
 
 use crate::app::App;
 use crate::install::Root;
@@ -52,7 +53,11 @@ pub(crate) async fn apply(app: &App, path: &str, reload_header: bool, confirmed:
                 return Err((409, dependents));
             }
         }
-        crate::install::set_enabled(&root, &id, enable).map_err(|e| (400, vec![format!("{e:#}")]))
+        let changed = match enable {
+            true => crate::install::set_enabled(&root, &id, true),
+            false => crate::install::disable_with_dependents(&root, &id).map(drop),
+        };
+        changed.map_err(|e| (400, vec![format!("{e:#}")]))
     })
     .await;
     match changed {
@@ -63,7 +68,11 @@ pub(crate) async fn apply(app: &App, path: &str, reload_header: bool, confirmed:
         Ok(Err((409, dependents))) => Page::json(
             409,
             &json!({
-                "error": format!("{} require(s) {raw_id} and will not load without it", dependents.join(", ")),
+                "error": format!(
+                    "{} require(s) {raw_id} and cannot load without it: disabling {raw_id} disables {} too",
+                    dependents.join(", "),
+                    if dependents.len() == 1 { "it" } else { "them" }
+                ),
                 "confirm": dependents,
             }),
         ),

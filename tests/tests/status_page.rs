@@ -1019,3 +1019,77 @@ async fn chromium_a_page_of_another_origin_cannot_take_a_socket_drain_a_poll_or_
     assert_eq!(reply.header("x-frame-options"), Some("DENY"));
     server.stop().await.expect("stopping");
 }
+
+// ---- Chromium: the enable and disable buttons (host/src/toggle.rs) ----
+
+/// Acts on the page as a player: disables `fx` (which `needs-fx` requires: the page names it and offers
+/// "Disable anyway"), disables both, then enables `fx` from the "Disabled" section.
+const TOGGLE_DRIVER: &str = r#"(async () => {
+  const lines = [];
+  const log = (s) => lines.push(s);
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+  const button = (action, label) => [...document.querySelectorAll(`button[data-toggle="${action}"][data-mod="fx"]`)]
+    .find((b) => !label || b.textContent === label);
+  const result = () => document.getElementById("toggle-result");
+  async function until(what, test) {
+    const started = Date.now();
+    for (;;) {
+      let ok = false;
+      try { ok = Boolean(test()); } catch (e) {}
+      if (ok) return true;
+      if (Date.now() - started > 20000) {
+        log("TIMEOUT waiting for " + what + "; the page: " + document.querySelector("main").innerText);
+        return false;
+      }
+      await sleep(50);
+    }
+  }
+  if (!await until("the disable button", () => button("disable", "Disable"))) return lines.join("\n");
+  button("disable", "Disable").click();
+  if (!await until("the question", () => button("disable", "Disable anyway"))) return lines.join("\n");
+  log("ASKED " + result().textContent.trim());
+  button("disable", "Disable anyway").click();
+  if (!await until("the disabled section", () => button("enable"))) return lines.join("\n");
+  log("DISABLED " + result().textContent + " | hidden " + document.getElementById("disabled-box").hidden);
+  button("enable").click();
+  if (!await until("the mod back", () => button("disable", "Disable") && !button("enable"))) return lines.join("\n");
+  log("ENABLED " + result().textContent);
+  log("DONE");
+  return lines.join("\n") + "\n";
+})()"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_disables_and_enables_a_mod_asking_when_others_require_it() {
+    let _ = chromium(); // fail before anything else when it is missing
+    let builder = TestServer::builder()
+        .with_mod("fx", guests::FIXTURE, "")
+        .with_mod("needs-fx", guests::HELLO, "[requires]\nfx = \"*\"");
+    let root = builder.root().to_owned();
+    let server = tokio::time::timeout(BOOT_WAIT, builder.start()).await.expect("booted in time").expect("booting");
+    let addr = server.addr;
+
+    // Without the header (what a page of another origin can send), nothing changes.
+    let refused = send(addr, &Call::post_raw("/modhost/mods/fx/disable", b"").identity()).await.expect("an answer");
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert!(root.join("mods/fx").is_dir());
+
+    let url = format!("http://{addr}/modhost/");
+    let log = tokio::task::spawn_blocking(move || chromium_evaluate(&url, TOGGLE_DRIVER))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    assert!(log.contains("DONE"), "the driver did not finish:\n{log}");
+    assert!(
+        log.contains("ASKED needs-fx require(s) fx and cannot load without it: disabling fx disables it too."),
+        "the page names the mod that requires it: {log}"
+    );
+    assert!(log.contains("DISABLED fx disabled | hidden false"), "{log}");
+    assert!(log.contains("ENABLED fx enabled"), "{log}");
+    assert!(root.join("mods/fx/mod.toml").is_file() && !root.join("disabled/fx").exists());
+    // The mod that requires it was disabled with it, and stays so until the player enables it.
+    assert!(root.join("disabled/needs-fx/mod.toml").is_file());
+    let mods = get_json(addr, "/modhost/mods").await;
+    loaded(&mods, "fx");
+    assert!(array(&mods, "loaded").iter().all(|m| m["id"] != "needs-fx"), "{mods:#}");
+    assert_eq!(mods["disabled"][0]["id"], "needs-fx", "{mods:#}");
+    server.stop().await.expect("stopping");
+}

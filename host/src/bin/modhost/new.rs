@@ -10,15 +10,30 @@ pub(crate) struct Args {
     /// Where to write the project (default: ./NAME). Must not exist or be empty.
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// The language: rust (a Cargo crate), ts (an npm project built with componentize-js) or python
+    /// (built with componentize-py).
+    #[arg(long, value_enum, default_value_t = Lang::Rust)]
+    lang: Lang,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Lang {
+    Rust,
+    Ts,
+    Python,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
-    let dir = modhost::scaffold::new_project(&args.name, args.dir.as_deref())?;
-    eprintln!(
-        "wrote mod `{}` in {}: `cargo build --release` builds it, `cargo test --release` tests it \
-         (README.md says how to install it)",
-        args.name,
-        dir.display()
-    );
+    let lang = match args.lang {
+        Lang::Rust => modhost::scaffold::Lang::Rust,
+        Lang::Ts => modhost::scaffold::Lang::Ts,
+        Lang::Python => modhost::scaffold::Lang::Python,
+    };
+    let dir = modhost::scaffold::new_project_in(&args.name, args.dir.as_deref(), lang)?;
+    let how = match lang {
+        modhost::scaffold::Lang::Rust => "`cargo build --release` builds it, `cargo test --release` tests it",
+        modhost::scaffold::Lang::Ts | modhost::scaffold::Lang::Python => "its README.md says how to build and test it",
+    };
+    eprintln!("wrote mod `{}` in {}: {how} (README.md says how to install it)", args.name, dir.display());
     Ok(())
 }
