@@ -11,7 +11,7 @@
 //! `config.schema.json` and `README.md`; nothing else, no folders. Reading a package checks, before
 //! anything is written anywhere: every file is listed, every listed file is there and hashes to its
 //! entry, the manifest's id and version are `mod.toml`'s, the component imports only API versions this
-//! host serves ([`crate::api`]), and the `api` it records is what the component asks for. Sizes are
+//! host serves ([`crate::required_api`]), and the `api` it records is what the component asks for. Sizes are
 //! bounded as the archive is read, so a hostile package (a gzip bomb, a thousand entries) costs at most
 //! [`MAX_TOTAL`] bytes of memory. The archive is written deterministically (sorted, mtime 0, mode
 //! 0644), so the same files pack to the same bytes and the same OCI digest.

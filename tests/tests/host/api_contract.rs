@@ -39,7 +39,7 @@ fn items(path: &Path) -> (semver::Version, BTreeMap<String, String>) {
     let mut out = BTreeMap::new();
     for (name, id) in &package.interfaces {
         let interface = &r.interfaces[*id];
-        out.insert(format!("{name}"), "interface".to_owned());
+        out.insert(name.clone(), "interface".to_owned());
         for (ty_name, ty) in &interface.types {
             out.insert(format!("{name}/type {ty_name}"), def(r, &r.types[*ty].kind));
         }
