@@ -92,12 +92,48 @@ pub async fn pull(reference: &Reference) -> anyhow::Result<Vec<u8>> {
         layer.size,
         MAX_TOTAL >> 20
     );
-    let mut out = Vec::with_capacity(layer.size as usize);
+    let mut out = Bounded { bytes: Vec::with_capacity(layer.size as usize), limit: layer.size as usize };
     client
         .pull_blob(reference, layer, &mut out)
         .await
         .with_context(|| format!("fetching {reference} (refused: what the registry sent is not what was published)"))?;
-    Ok(out)
+    Ok(out.bytes)
+}
+
+/// A buffer that refuses to grow past the size the manifest gave the layer: a registry that sends
+/// more is cut off there, not after the digest check at the end of an unbounded download.
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl tokio::io::AsyncWrite for Bounded {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.bytes.len() + buf.len() > self.limit {
+            let error = std::io::Error::other(format!("the registry sent more than the layer's {} bytes", self.limit));
+            return std::task::Poll::Ready(Err(error));
+        }
+        self.bytes.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
 }
 
 /// The versions published in `reference`'s repository: its tags that are semver versions, newest first.

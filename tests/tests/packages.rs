@@ -298,6 +298,12 @@ fn each_refusal_is_one_line_and_leaves_the_installed_mods_as_they_were() {
     std::fs::write(&layer, bytes).unwrap();
     refused(&["install", &format!("{repo}:0.2.0"), "--root", root_s, "--yes"], "", "not what was published");
     unchanged("a tampered package");
+    // Longer than the manifest says: cut off, never buffered whole.
+    let mut longer = std::fs::read(&v2).unwrap();
+    longer.extend(std::iter::repeat_n(0u8, 1 << 20));
+    std::fs::write(&layer, longer).unwrap();
+    refused(&["install", &format!("{repo}:0.2.0"), "--root", root_s, "--yes"], "", "not what was published");
+    unchanged("an overlong package");
 
     // A package file altered on disk: its manifest of hashes (or its gzip check) refuses it.
     let mut bytes = std::fs::read(&v2).unwrap();
