@@ -1,5 +1,6 @@
 //! `modhost dev`: the edit loop for a mod author. Watches a mod project, and on each settled change
-//! builds it (`cargo build --release`), installs the `.wasm` with its `mod.toml` (and the per-mod
+//! builds it (`cargo build --release`; for the TypeScript and Python projects `modhost new --lang`
+//! writes, `npm run build` or `sh build.sh`), installs the `.wasm` with its `mod.toml` (and the per-mod
 //! config files, when present) into `<root>/mods/<id>/`, and reloads the serving app in-process.
 //!
 //! Key types: [`Project`] (what `mod.toml` and `Cargo.toml` say), [`Event`] (what one change came to,
@@ -37,12 +38,13 @@ const DIAGNOSTICS_MAX: usize = 64 << 10;
 
 /// The project files, besides `src/`, whose change means a new build; the config files are installed
 /// beside the mod when present.
-const WATCHED_FILES: [&str; 5] = ["Cargo.toml", "mod.toml", "build.rs", CONFIG_FILES[0], CONFIG_FILES[1]];
+const WATCHED_FILES: [&str; 7] =
+    ["Cargo.toml", "mod.toml", "build.rs", "package.json", "build.sh", CONFIG_FILES[0], CONFIG_FILES[1]];
 
 /// The per-mod config files a mod folder may hold, installed as they are.
 const CONFIG_FILES: [&str; 2] = ["config.default.json", "config.schema.json"];
 
-/// A mod project: a Cargo crate with a `mod.toml` beside its `Cargo.toml`.
+/// A mod project: a `mod.toml` beside a Cargo crate, an npm project or a `build.sh`.
 #[derive(Debug, Clone)]
 pub struct Project {
     /// The project's folder (canonical).
@@ -52,16 +54,43 @@ pub struct Project {
     /// Its version (`mod.toml`'s `version`).
     pub version: String,
     /// The crate's library name (`Cargo.toml`'s package name, `-` as `_`): cargo's artifact name.
+    /// Empty for a project built by a script.
     lib_name: String,
+    /// For a project that is not a crate: the command that builds it and the component it writes.
+    script: Option<Script>,
+}
+
+/// How a TypeScript or Python project (`modhost new --lang ts|python`) is built.
+#[derive(Debug, Clone)]
+struct Script {
+    /// The program and its arguments (`npm run build`, `sh build.sh`).
+    command: [&'static str; 3],
+    /// The component it writes, relative to the project.
+    output: PathBuf,
 }
 
 impl Project {
-    /// Reads `dir/mod.toml` and `dir/Cargo.toml`; an error names the file and what is wrong.
+    /// Reads `dir/mod.toml` and how the project builds: `Cargo.toml` (a crate), `package.json`
+    /// (`npm run build`, writing `dist/<id>.wasm`) or `build.sh` (writing `build/<id>.wasm`); an
+    /// error names the file and what is wrong.
     pub fn read(dir: &Path) -> anyhow::Result<Project> {
         let dir = std::fs::canonicalize(dir).with_context(|| format!("the project folder {}", dir.display()))?;
         let path = dir.join("mod.toml");
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let manifest = modhost_mods::Manifest::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let (id, version) = (manifest.id.to_string(), manifest.version.to_string());
+        let script = if dir.join("Cargo.toml").is_file() {
+            None
+        } else if dir.join("package.json").is_file() {
+            Some(Script { command: ["npm", "run", "build"], output: PathBuf::from(format!("dist/{id}.wasm")) })
+        } else if dir.join("build.sh").is_file() {
+            Some(Script { command: ["sh", "build.sh", ""], output: PathBuf::from(format!("build/{id}.wasm")) })
+        } else {
+            anyhow::bail!("{} has no Cargo.toml, package.json or build.sh to build the mod with", dir.display());
+        };
+        if script.is_some() {
+            return Ok(Project { id, version, dir, lib_name: String::new(), script });
+        }
         let path = dir.join("Cargo.toml");
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let cargo: toml::Table = text.parse().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -72,7 +101,7 @@ impl Project {
             .and_then(toml::Value::as_str)
             .with_context(|| format!("{}: no [package] name", path.display()))?
             .replace('-', "_");
-        Ok(Project { id: manifest.id.to_string(), version: manifest.version.to_string(), dir, lib_name })
+        Ok(Project { id, version, dir, lib_name, script: None })
     }
 }
 
@@ -96,8 +125,8 @@ pub enum BuildError {
         /// Why.
         source: std::io::Error,
     },
-    /// cargo failed: the compiler's errors (and cargo's own), as cargo rendered them.
-    #[error("cargo build failed ({status}):\n{output}")]
+    /// The build failed: the compiler's errors (and cargo's own, or the build script's output).
+    #[error("the build failed ({status}):\n{output}")]
     Failed {
         /// cargo's exit status.
         status: std::process::ExitStatus,
@@ -109,8 +138,8 @@ pub enum BuildError {
     Timeout(Duration),
     /// It succeeded without writing a `.wasm` for the crate.
     #[error(
-        "cargo built no .wasm for `{0}`: is the target wasm32-wasip2 (`[build] target` in .cargo/config.toml) \
-         and the crate a cdylib?"
+        "the build wrote no .wasm for `{0}`: for a crate, is the target wasm32-wasip2 (`[build] target` in \
+         .cargo/config.toml) and the crate a cdylib?"
     )]
     NoComponent(String),
 }
@@ -131,6 +160,9 @@ fn keep(out: &mut String, text: &str) {
 /// `deadline`. Blocking: run it off the async workers. The component's path comes from cargo's JSON
 /// messages, so a `CARGO_TARGET_DIR` or a renamed lib is found where cargo put it.
 pub fn build(project: &Project, deadline: Duration) -> Result<Built, BuildError> {
+    if let Some(script) = &project.script {
+        return build_script(project, script, deadline);
+    }
     let started = Instant::now();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut child = Command::new(&cargo)
@@ -209,6 +241,57 @@ pub fn build(project: &Project, deadline: Duration) -> Result<Built, BuildError>
     Ok(Built { wasm, took: started.elapsed() })
 }
 
+/// Runs a project's build script within `deadline` and answers the component it wrote. Its output
+/// (both pipes, drained on threads so a full pipe never stalls it) is kept, bounded, for a failure.
+fn build_script(project: &Project, script: &Script, deadline: Duration) -> Result<Built, BuildError> {
+    let started = Instant::now();
+    let [program, args @ ..] = script.command;
+    let shown = script.command.join(" ").trim().to_owned();
+    let mut child = Command::new(program)
+        .current_dir(&project.dir)
+        .args(args.iter().filter(|a| !a.is_empty()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| BuildError::Spawn { cargo: shown.clone(), source })?;
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            if let Some(pipe) = pipe {
+                for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                    keep(&mut out, &format!("{line}\n"));
+                }
+            }
+            out
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if started.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(BuildError::Timeout(deadline));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(source) => break Err(BuildError::Spawn { cargo: shown.clone(), source }),
+        }
+    };
+    let output = stdout.join().unwrap_or_default() + &stderr.join().unwrap_or_default();
+    let status = status?;
+    if !status.success() {
+        return Err(BuildError::Failed { status, output });
+    }
+    let wasm = project.dir.join(&script.output);
+    if !wasm.is_file() {
+        return Err(BuildError::NoComponent(format!("{shown} (it should write {})", script.output.display())));
+    }
+    Ok(Built { wasm, took: started.elapsed() })
+}
+
 /// Installs the built component with `mod.toml` (and the config files the project has) into
 /// `<root>/mods/<id>/`. Each file is copied aside under a hidden name, which `serve --watch` and
 /// mod discovery ignore, then renamed over the installed one; a config file the project no longer
@@ -247,7 +330,11 @@ fn relevant(project: &Path, path: &Path) -> bool {
     if hidden || temp {
         return false;
     }
-    (rel.starts_with("src") && rel != Path::new("src")) || WATCHED_FILES.iter().any(|f| rel == Path::new(f))
+    // A Python project keeps its modules at the top (`app.py`).
+    let top_level_python = rel.components().count() == 1 && rel.extension().is_some_and(|e| e == "py");
+    (rel.starts_with("src") && rel != Path::new("src"))
+        || WATCHED_FILES.iter().any(|f| rel == Path::new(f))
+        || top_level_python
 }
 
 /// What one change came to.
@@ -409,6 +496,10 @@ mod tests {
             "/p/mod.toml",
             "/p/config.default.json",
             "/p/config.schema.json",
+            "/p/package.json",
+            "/p/src/mod.ts",
+            "/p/app.py",
+            "/p/build.sh",
         ] {
             assert!(relevant(p, Path::new(loud)), "{loud}");
         }
@@ -422,10 +513,31 @@ mod tests {
             "/p/src/lib.rs.tmp",
             "/p/.git/index",
             "/p/README.md",
+            "/p/dist/m.wasm",
+            "/p/node_modules/x/index.py",
+            "/p/build/m.wasm",
             "/elsewhere/src/lib.rs",
         ] {
             assert!(!relevant(p, Path::new(quiet)), "{quiet}");
         }
+    }
+
+    #[test]
+    fn npm_and_script_projects_are_read_with_their_build_command() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mod.toml"), "id = \"m\"\nversion = \"0.1.0\"\n").unwrap();
+        let e = Project::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("no Cargo.toml, package.json or build.sh"), "{e}");
+        std::fs::write(dir.path().join("build.sh"), "exit 3\n").unwrap();
+        let script = Project::read(dir.path()).unwrap();
+        assert_eq!(script.script.as_ref().unwrap().output, Path::new("build/m.wasm"));
+        let e = build(&script, Duration::from_secs(30)).unwrap_err().to_string();
+        assert!(e.contains("the build failed"), "{e}");
+        std::fs::write(dir.path().join("build.sh"), "mkdir -p build && echo wasm > build/m.wasm\n").unwrap();
+        assert!(build(&script, Duration::from_secs(30)).unwrap().wasm.ends_with("build/m.wasm"));
+        std::fs::write(dir.path().join("package.json"), "{}").unwrap();
+        let npm = Project::read(dir.path()).unwrap();
+        assert_eq!(npm.script.unwrap().command, ["npm", "run", "build"]);
     }
 
     #[test]

@@ -352,7 +352,8 @@ pub fn uninstall(root: &Root, id: &str, purge: bool) -> anyhow::Result<()> {
 }
 
 /// Packs a mod project or folder: `mod.toml`, the component (`wasm`, else `<id>.wasm` in the folder,
-/// else the crate built with cargo as `modhost dev` builds it), and the optional files present.
+/// else the project built as `modhost dev` builds it: cargo, npm or its `build.sh`), and the optional
+/// files present.
 pub fn pack(dir: &Path, wasm: Option<&Path>) -> anyhow::Result<Package> {
     let toml_path = dir.join("mod.toml");
     let toml = std::fs::read_to_string(&toml_path).with_context(|| format!("reading {}", toml_path.display()))?;
@@ -361,12 +362,12 @@ pub fn pack(dir: &Path, wasm: Option<&Path>) -> anyhow::Result<Package> {
     let component = match wasm {
         Some(path) => path.to_owned(),
         None if in_folder.is_file() => in_folder,
-        None if dir.join("Cargo.toml").is_file() => {
+        None if ["Cargo.toml", "package.json", "build.sh"].iter().any(|f| dir.join(f).is_file()) => {
             let project = crate::dev::Project::read(dir)?;
             crate::dev::build(&project, std::time::Duration::from_secs(1800)).map_err(|e| anyhow::anyhow!("{e}"))?.wasm
         }
         None => anyhow::bail!(
-            "{} has no {}.wasm and no Cargo.toml to build one: pass the component with --wasm",
+            "{} has no {}.wasm and no Cargo.toml, package.json or build.sh to build one: pass the component with --wasm",
             dir.display(),
             manifest.id
         ),
