@@ -34,8 +34,8 @@
 //! - `series`: latency over time per route (a ring of 10 s slots), for the status page's plots.
 //! - `perf`: `--perf`, time per request phase, per endpoint and per mod, into `<root>/perf.txt`.
 //! - [`check`]: `modhost check`, a mod vetted in a throwaway root with generated requests.
-//! - [`install`]: a root's installed mods changed safely: `modhost install`, `enable`, `disable`,
-//!   `uninstall`, and the packages `modhost pack` writes.
+//! - [`installed`]: a root's installed mods: listed, planned against, enabled, disabled, uninstalled.
+//! - [`install`]: a package installed safely (staged, vetted, swapped in), and `modhost pack`.
 //! - [`registry`]: packages in an OCI registry: `modhost publish`, installs and updates from one.
 //! - [`scaffold`]: `modhost new`, a mod project on the SDK (embedded in the binary); `scaffold_ts` and
 //!   `scaffold_python` write the TypeScript and Python projects on `sdk-js/` and `sdk-python/`.
@@ -57,6 +57,7 @@ pub mod dev;
 mod front;
 mod generation;
 pub mod install;
+pub mod installed;
 mod metrics;
 mod nofile;
 mod perf;

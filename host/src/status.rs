@@ -142,11 +142,11 @@ pub fn mods_view(app: &App) -> ModsView {
     }
     view.generation = Some(generation.number);
     add_latency_series(app, &mut view);
-    let root = crate::install::Root::new(&app.config.root);
+    let root = crate::installed::Root::new(&app.config.root);
     view.disabled = root
         .installed()
         .into_iter()
-        .filter(|m| m.state == crate::install::State::Disabled)
+        .filter(|m| m.state == crate::installed::State::Disabled)
         .map(|m| DisabledView {
             id: m.manifest.id.to_string(),
             version: m.manifest.version.to_string(),

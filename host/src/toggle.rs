@@ -1,6 +1,6 @@
 //! The status page's enable and disable buttons: `POST /modhost/mods/<id>/enable` and
 //! `POST /modhost/mods/<id>/disable`, the same change as `modhost enable` and `modhost disable`
-//! (`install.rs`: the mod's folder moved between `mods/` and `disabled/`), followed by a reload whose
+//! (`installed.rs`: the mod's folder moved between `mods/` and `disabled/`), followed by a reload whose
 //! outcome is the answer (200 swapped, 409 refused), as `POST /modhost/reload` answers.
 //!
 //! What a reader must not break: the request must carry [`RELOAD_HEADER`] (a page on another origin
@@ -10,7 +10,7 @@
 //! disables them with it: they cannot load without it, and a reload refuses to lose running mods.
 
 use crate::app::App;
-use crate::install::Root;
+use crate::installed::Root;
 use crate::status::{Page, RELOAD_HEADER};
 use serde_json::json;
 
@@ -54,8 +54,8 @@ pub(crate) async fn apply(app: &App, path: &str, reload_header: bool, confirmed:
             }
         }
         let changed = match enable {
-            true => crate::install::set_enabled(&root, &id, true),
-            false => crate::install::disable_with_dependents(&root, &id).map(drop),
+            true => crate::installed::set_enabled(&root, &id, true),
+            false => crate::installed::disable_with_dependents(&root, &id).map(drop),
         };
         changed.map_err(|e| (400, vec![format!("{e:#}")]))
     })
