@@ -1,4 +1,5 @@
-"""The hello example in Python: the same four routes, the same answers as examples/hello (Rust).
+"""The hello example in Python, on the Python SDK (`sdk-python/`): the same routes, the same answers
+as examples/hello (Rust).
 
   GET  /hello/item    one db value (the rouble's name) in an envelope
   POST /hello/visits  a per-session counter in the store, written then read back
@@ -7,37 +8,41 @@
   GET  /hello/config  the mod's configuration (`config.get("")`): `{}` when it ships none
 """
 
-import json
-
-import wit_world
-from wit_world.imports import config, db, store
-
-from modhost_helpers import decode_json, encode_json, error, not_found, ok, ok_db, route
+from modhost import Router, config, db, envelope, store
 
 ROUBLES = "5449016a4bdc2d6f028b456f"
 
+router = Router()
 
-class WitWorld(wit_world.WitWorld):
-    def routes(self):
-        return [route(p) for p in ("/hello/item", "/hello/visits", "/hello/items", "/hello/fail", "/hello/config")]
 
-    def init(self):
-        return None
+@router.route("/hello/item")
+def item(request):
+    return envelope.ok({"id": ROUBLES, "name": db.get(f"templates.items.{ROUBLES}._props.Name")})
 
-    def handle(self, request):
-        if request.route == "/hello/item":
-            name = json.loads(db.get(f"templates.items.{ROUBLES}._props.Name"))
-            return ok({"id": ROUBLES, "name": name})
-        if request.route == "/hello/visits":
-            key = f"visits.{request.session or 'anonymous'}"
-            store.set(key, encode_json((decode_json(store.get(key)) or 0) + 1))
-            # Read it back: what the store holds is the answer, not what we meant to write.
-            return ok({"visits": decode_json(store.get(key))})
-        if request.route == "/hello/items":
-            return ok_db("templates.items")
-        if request.route == "/hello/fail":
-            return error(1, "hello refuses politely")
-        if request.route == "/hello/config":
-            # The whole configuration is always there (`{}` without one): this never raises.
-            return ok(json.loads(config.get("")))
-        raise not_found(request.route)
+
+@router.route("/hello/visits")
+def visits(request):
+    key = f"visits.{request.session or 'anonymous'}"
+    store.set_json(key, store.get_json(key, 0) + 1)
+    # Read it back: what the store holds is the answer, not what we meant to write.
+    return envelope.ok({"visits": store.get_json(key)})
+
+
+@router.route("/hello/items")
+def items(request):
+    return envelope.ok_db("templates.items")
+
+
+@router.route("/hello/fail")
+def fail(request):
+    return envelope.error(1, "hello refuses politely")
+
+
+@router.route("/hello/config")
+def configuration(request):
+    # The whole configuration is always there (`{}` without one): this never raises.
+    return envelope.ok(config.get(""))
+
+
+# The `plugin` world (build.sh): componentize-py takes `WitWorld`; `Guest` and `Realtime` are for `full`.
+WitWorld, Guest, Realtime = router.exports()

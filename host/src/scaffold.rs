@@ -175,7 +175,7 @@ pub fn new_project_in(name: &str, dir: Option<&Path>, lang: Lang) -> Result<Path
     let files = match lang {
         Lang::Rust => files(name)?,
         Lang::Ts => crate::scaffold_ts::files(name),
-        Lang::Python => crate::scaffold_python::files(name),
+        Lang::Python => crate::scaffold_python::files(name, wit_files()),
     };
     for (path, text) in files {
         let path = dir.join(path);

@@ -1,7 +1,7 @@
 //! `modhost new --lang python`: a Python mod project on the Python SDK (`sdk-python/`), built with
 //! componentize-py. The SDK's sources are embedded in this binary (`SDK_FILES`) and written into the
-//! project as `modhost-sdk/python/modhost/`, with modhost's `wit/` (embedded once, by `scaffold.rs`)
-//! as `modhost-sdk/wit/`, so the project builds with no modhost checkout and no network.
+//! project as `modhost-sdk/python/modhost/`, with modhost's `wit/` (embedded once, by `scaffold.rs`,
+//! which hands it in) as `modhost-sdk/wit/`, so the project builds with no modhost checkout and no network.
 //!
 //! The project's test (`test.sh`) builds `tests.py` into a WASI command of the world in `test-wit/`
 //! (modhost's imports, `wasi:cli/run` exported) and runs it under `modhost test-runner`.
@@ -45,13 +45,15 @@ const TEMPLATE_FILES: &[(&str, &str)] = &[
 /// The scripts, which `scaffold.rs` writes as plain files: made executable by `make_executable`.
 const SCRIPTS: &[&str] = &["build.sh", "test.sh"];
 
-/// Every file of the project for `name`: (path relative to the project, contents).
-pub(crate) fn files(name: &str) -> Vec<(String, String)> {
+/// Every file of the project for `name`: (path relative to the project, contents). `wit`: modhost's
+/// `wit/` files (name, text), which `scaffold.rs` embeds for every language and hands in (this module
+/// names nothing of `scaffold`, which calls it).
+pub(crate) fn files(name: &str, wit: impl Iterator<Item = (&'static str, &'static str)>) -> Vec<(String, String)> {
     let fill =
         |template: &str| template.replace("{{name}}", name).replace("{{api}}", &modhost_mods::API_VERSION.to_string());
     let mut out: Vec<(String, String)> = TEMPLATE_FILES.iter().map(|(p, t)| ((*p).to_owned(), fill(t))).collect();
     out.extend(SDK_FILES.iter().map(|(p, t)| (format!("modhost-sdk/python/{p}"), (*t).to_owned())));
-    out.extend(crate::scaffold::wit_files().map(|(p, t)| (format!("modhost-sdk/wit/{p}"), t.to_owned())));
+    out.extend(wit.map(|(p, t)| (format!("modhost-sdk/wit/{p}"), t.to_owned())));
     out
 }
 
@@ -88,7 +90,7 @@ mod tests {
 
     #[test]
     fn the_project_has_the_sdk_the_wit_and_its_name_filled_in() {
-        let files = files("my-mod");
+        let files = files("my-mod", [("world.wit", "world full {}")].into_iter());
         let file = |path: &str| {
             files.iter().find(|(p, _)| p == path).map(|(_, t)| t.as_str()).unwrap_or_else(|| panic!("no {path}"))
         };

@@ -6,11 +6,15 @@
 //! Needs componentize-py 0.25.1 on `PATH` (`make setup-polyglot`) and the `modhost` binary of this
 //! build (`target/release/modhost`: `cargo build --release -p modhost`; `MODHOST_BIN` names another).
 
+use futures_util::{SinkExt as _, StreamExt as _};
 use modhost_tests::child::ServeChild;
-use modhost_tests::client::{Call, send};
+use modhost_tests::client::{Call, Reply, send};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 /// The longest a project's build or test run may take (each is about 12-25 s on 2 cores: the
 /// componentize step, then for the test the compile of the CPython component).
@@ -41,6 +45,26 @@ fn run(mut cmd: Command, limit: Duration, scratch: &Path, tag: &str) -> Ran {
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
     }
 }
+
+/// `GET path` (with a session) from the server at `addr`, each try within 60 s, tried again while the
+/// server answers 503 because its mods are still loading (compiling CPython takes seconds), for at most
+/// 180 s.
+async fn get_when_loaded(addr: SocketAddr, path: &str) -> Reply {
+    let started = std::time::Instant::now();
+    loop {
+        let reply = tokio::time::timeout(Duration::from_secs(60), send(addr, &Call::get(path).session(SESSION)))
+            .await
+            .expect("an answer within 60 s")
+            .unwrap();
+        if reply.status != 503 || started.elapsed() > Duration::from_secs(180) {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The session the requests carry.
+const SESSION: &str = "0123456789abcdef01234567";
 
 /// Fails, saying how to install it, when componentize-py is not on `PATH`.
 fn require_componentize_py() {
@@ -106,25 +130,15 @@ async fn a_new_python_project_builds_tests_and_serves_its_route() {
     std::fs::copy(project.join("mod.toml"), installed.join("mod.toml")).unwrap();
     let server = ServeChild::spawn(&modhost(), &root, &[]).unwrap();
     assert!(server.addr.ip().is_loopback(), "the server listens on {}", server.addr);
-    let session = "0123456789abcdef01234567";
     for visit in 1..=2 {
-        let reply = tokio::time::timeout(
-            Duration::from_secs(60),
-            send(server.addr, &Call::get("/demo-py/hello").session(session)),
-        )
-        .await
-        .expect("an answer within 60 s")
-        .unwrap();
+        let reply = get_when_loaded(server.addr, "/demo-py/hello").await;
         let body = reply.json();
         assert_eq!(reply.status, 200, "{body}\n{}", server.tail());
         assert_eq!(body["err"], 0, "{body}");
         assert_eq!(body["data"]["item"], "Roubles", "{body}");
         assert_eq!(body["data"]["visits"], visit, "{body}");
     }
-    let missing = tokio::time::timeout(Duration::from_secs(60), send(server.addr, &Call::get("/demo-py/nothing")))
-        .await
-        .expect("an answer within 60 s")
-        .unwrap();
+    let missing = get_when_loaded(server.addr, "/demo-py/nothing").await;
     assert_eq!(missing.status, 404, "a path the mod does not claim");
 }
 
@@ -149,4 +163,154 @@ fn a_failing_test_in_the_python_project_fails_test_sh_with_its_message() {
     let filtered = script(&project, "test.sh", &["hello"], dir.path());
     assert!(filtered.success, "test.sh hello failed:\n{}\n{}", filtered.stdout, filtered.stderr);
     assert!(filtered.stdout.contains("1 passed; 0 failed; 2 filtered out"), "{}", filtered.stdout);
+}
+
+#[test]
+fn the_python_sdk_passes_its_own_tests_under_the_test_runner() {
+    require_componentize_py();
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk-python");
+    let mut cmd = Command::new(sdk.join("test.sh"));
+    cmd.current_dir(&sdk).env("MODHOST", modhost());
+    let tested = run(cmd, SCRIPT_LIMIT, dir.path(), "sdk-test");
+    assert!(tested.success, "sdk-python/test.sh failed:\n{}\n{}", tested.stdout, tested.stderr);
+    assert!(tested.stdout.contains("test result: ok.") && tested.stdout.contains("0 failed"), "{}", tested.stdout);
+    assert!(!tested.stdout.contains("running 0 tests"), "no test ran:\n{}", tested.stdout);
+}
+
+/// Two `full`-world mods on the SDK: `pya` answers a route that emits an event and calls a function
+/// of `pyb`; `pyb` hooks that route before (a header) and after (a header on the answer), hears the
+/// event, provides the function, counts a periodic timer's firings, and echoes on a websocket route
+/// it accepts only with a token.
+const PYA: &str = r#"
+from modhost import Router, calls, envelope, events
+router = Router()
+
+@router.route("/pya/ping")
+def ping(request):
+    heard = events.emit("pya.pinged", {"session": request.session})
+    echoed = calls.call_json("pyb", "echo", {"hi": 1})
+    return envelope.ok({"heard": heard, "echoed": echoed, "tag": request.header("x-tag")})
+
+WitWorld, Guest, Realtime = router.exports()
+"#;
+const PYB: &str = r#"
+from modhost import ResponseEdit, Router, Verdict, envelope, sockets, store
+router = Router()
+
+@router.before("/pya/ping")
+def tag(request):
+    return Verdict.with_header(request, "X-Tag", "from-pyb")
+
+@router.after("/pya/ping")
+def after(request, response):
+    return ResponseEdit(headers=response.headers + [("x-after", "pyb")])
+
+@router.on("pya.pinged")
+def heard(event):
+    assert event.source == "pya", event.source
+    store.update_json("heard", lambda n: n + 1, 0)
+
+@router.provide("echo")
+def echo(call):
+    return {"echo": call.json(), "caller": call.caller}
+
+@router.every("tick", 1)
+def tick(fired):
+    store.update_json("ticks", lambda n: n + 1, 0)
+
+def refuse_without_token(connection, request):
+    if request.header("x-token") != "letmein":
+        return envelope.error(1, "no token").with_status(403)
+
+@router.socket("/pyb/ws", accept=refuse_without_token)
+def on_message(connection, message):
+    sockets.send(connection, f"echo:{message}")
+
+@router.route("/pyb/state")
+def state(request):
+    return envelope.ok({"heard": store.get_json("heard", 0), "ticks": store.get_json("ticks", 0)})
+
+WitWorld, Guest, Realtime = router.exports()
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn full_world_python_mods_hook_hear_call_and_time() {
+    require_componentize_py();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mods = [("pya", PYA, "[grants]\ncall = [\"pyb\"]\n"), ("pyb", PYB, "[grants]\nhook = [\"/pya/ping\"]\n")];
+    for (id, app, grants) in mods {
+        let src = dir.path().join(id);
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("app.py"), app).unwrap();
+        let installed = root.join("mods").join(id);
+        std::fs::create_dir_all(&installed).unwrap();
+        std::fs::write(
+            installed.join("mod.toml"),
+            format!("id = \"{id}\"\nname = \"{id}\"\nversion = \"0.1.0\"\n{grants}"),
+        )
+        .unwrap();
+        let mut cmd = Command::new("componentize-py");
+        cmd.current_dir(&src)
+            .args(["-d"])
+            .arg(repo.join("wit"))
+            .args(["-w", "full", "componentize", "-p", ".", "-p"])
+            .arg(repo.join("sdk-python"))
+            .args(["app", "-o"])
+            .arg(installed.join(format!("{id}.wasm")));
+        let built = run(cmd, SCRIPT_LIMIT, dir.path(), id);
+        assert!(built.success, "building {id} failed:\n{}\n{}", built.stdout, built.stderr);
+    }
+    let server = ServeChild::spawn(&modhost(), &root, &[]).unwrap();
+    let get = |path: &'static str| get_when_loaded(server.addr, path);
+    let reply = get("/pya/ping").await;
+    let body = reply.json();
+    assert_eq!(reply.status, 200, "{body}\n{}", server.tail());
+    assert_eq!(
+        body["data"],
+        serde_json::json!({"heard": 1, "echoed": {"echo": {"hi": 1}, "caller": "pya"}, "tag": "from-pyb"}),
+        "{body}"
+    );
+    assert_eq!(reply.header("x-after"), Some("pyb"), "the after-hook's header");
+    // The periodic timer fires every second: within 10 s it has fired at least twice.
+    let started = std::time::Instant::now();
+    loop {
+        let state = get("/pyb/state").await.json();
+        assert_eq!(state["data"]["heard"], 1, "{state}");
+        if state["data"]["ticks"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the timer did not fire twice in 10 s: {state}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    // The websocket route: refused without the token, an echo with it.
+    let ws_request = |token: bool| {
+        let mut request = format!("ws://{}/pyb/ws", server.addr).into_client_request().unwrap();
+        if token {
+            request.headers_mut().insert("x-token", "letmein".parse().unwrap());
+        }
+        request
+    };
+    let refused = tokio::time::timeout(Duration::from_secs(60), tokio_tungstenite::connect_async(ws_request(false)))
+        .await
+        .expect("an answer to the upgrade within 60 s");
+    assert!(refused.is_err(), "an upgrade without the token was accepted");
+    let (mut ws, response) =
+        tokio::time::timeout(Duration::from_secs(60), tokio_tungstenite::connect_async(ws_request(true)))
+            .await
+            .expect("an answer to the upgrade within 60 s")
+            .expect("the upgrade with the token is accepted");
+    assert_eq!(response.status(), 101);
+    ws.send(Message::text("hi")).await.unwrap();
+    let echoed = loop {
+        let read = tokio::time::timeout(Duration::from_secs(60), ws.next()).await.expect("a message within 60 s");
+        match read.expect("the socket is open").expect("a readable message") {
+            Message::Ping(_) | Message::Pong(_) => continue,
+            message => break message,
+        }
+    };
+    assert_eq!(echoed, Message::text("echo:hi"));
 }
