@@ -1061,9 +1061,11 @@ const TOGGLE_DRIVER: &str = r#"(async () => {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_disables_and_enables_a_mod_asking_when_others_require_it() {
     let _ = chromium(); // fail before anything else when it is missing
-    let builder = TestServer::builder()
-        .with_mod("fx", guests::FIXTURE, "")
-        .with_mod("needs-fx", guests::HELLO, "[requires]\nfx = \"*\"");
+    let builder = TestServer::builder().with_mod("fx", guests::FIXTURE, "").with_mod(
+        "needs-fx",
+        guests::HELLO,
+        "[requires]\nfx = \"*\"",
+    );
     let root = builder.root().to_owned();
     let server = tokio::time::timeout(BOOT_WAIT, builder.start()).await.expect("booted in time").expect("booting");
     let addr = server.addr;
