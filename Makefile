@@ -19,7 +19,8 @@ build: setup
 	cargo build --release -p modhost
 
 ## polyglot: the mods written in other languages, with their own tools, into target/polyglot/:
-## JavaScript (componentize-js from npm, pinned in examples/hello-js/package-lock.json), Python
+## JavaScript and TypeScript (on sdk-js/, bundled by esbuild, componentize-js from npm, pinned in each
+## example's package-lock.json; sdk-js/types checked against wit/ with jco), Python
 ## (componentize-py from PyPI) and C (Debian's clang-19 and wasi-libc; the bindings are committed).
 ## `make setup-polyglot` installs the tools.
 POLYGLOT = target/polyglot
@@ -28,6 +29,8 @@ C_PACKAGES = clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32
 setup-polyglot:
 	@componentize-py --version 2>/dev/null | grep -q "$(COMPONENTIZE_PY)" || pip install --quiet "componentize-py==$(COMPONENTIZE_PY)"
 	cd examples/hello-js && npm ci --no-audit --no-fund
+	cd examples/welcome-pack-ts && npm ci --no-audit --no-fund
+	cd sdk-js && npm ci --no-audit --no-fund
 	@dpkg -s $(C_PACKAGES) >/dev/null 2>&1 || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(C_PACKAGES))
 
 ## setup-browser: Debian's chromium, which tests/tests/status_page.rs drives headless to render and
@@ -45,7 +48,9 @@ polyglot: setup-polyglot
 	@# C: a WASI 0.1 reactor module; `wrap-core` (tests/) makes it a component after `cargo test`.
 	clang-19 --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -o $(POLYGLOT)/hello-c.core.wasm \
 		examples/hello-c/hello.c examples/hello-c/bindings/plugin.c examples/hello-c/bindings/plugin_component_type.o
+	cd sdk-js && npm run check
 	cd examples/hello-js && npm run build
+	cd examples/welcome-pack-ts && npm run build
 	examples/hello-python/build.sh
 	componentize-py -d wit -w plugin componentize -p tests/fixtures/python-escape -p $(POLYGLOT)/python-bindings app -o $(POLYGLOT)/python-escape.wasm
 
@@ -81,6 +86,7 @@ check-mods:
 	RUST_LOG=error target/release/modhost check $(GUESTS)/hello.wasm --manifest examples/hello/mod.toml
 	RUST_LOG=error target/release/modhost check $(GUESTS)/welcome_pack.wasm --manifest examples/welcome-pack/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-js.wasm --manifest examples/hello-js/mod.toml
+	RUST_LOG=error target/release/modhost check $(POLYGLOT)/welcome-pack-ts.wasm --manifest examples/welcome-pack-ts/mod.toml
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-python.wasm --manifest examples/hello-python/mod.toml
 	target/release/wrap-core $(POLYGLOT)/hello-c.core.wasm $(POLYGLOT)/hello-c.wasm
 	RUST_LOG=error target/release/modhost check $(POLYGLOT)/hello-c.wasm --manifest examples/hello-c/mod.toml

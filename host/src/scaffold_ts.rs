@@ -59,6 +59,9 @@ const SDK_FILES: &[(&str, &str)] = &[
         "types/interfaces/modhost-plugin-types.d.ts",
         include_str!("../../sdk-js/types/interfaces/modhost-plugin-types.d.ts"),
     ),
+    // The tests' world; its `deps/plugin` (a link to `wit/` in the repository) is written from `WIT_FILES`.
+    ("test-wit/world.wit", include_str!("../../sdk-js/test-wit/world.wit")),
+    ("test-wit/deps/cli/run.wit", include_str!("../../sdk-js/test-wit/deps/cli/run.wit")),
 ];
 
 /// modhost's wit, by file name.
@@ -86,8 +89,6 @@ const TEMPLATE_FILES: &[(&str, &str)] = &[
     ("README.md", include_str!("../templates/new-mod-ts/README.md.tmpl")),
     ("src/mod.ts", include_str!("../templates/new-mod-ts/mod.ts.tmpl")),
     ("src/mod.test.ts", include_str!("../templates/new-mod-ts/mod.test.ts.tmpl")),
-    ("modhost-sdk/test-wit/world.wit", include_str!("../templates/new-mod-ts/test-world.wit.tmpl")),
-    ("modhost-sdk/test-wit/deps/cli/run.wit", include_str!("../templates/new-mod-ts/cli-run.wit.tmpl")),
 ];
 
 /// The SDK's own manifest in the repository, for its name and version.
@@ -171,6 +172,10 @@ mod tests {
     #[test]
     fn every_sdk_type_and_wit_file_is_embedded() {
         fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
+            if dir.is_file() {
+                out.push(dir.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+                return;
+            }
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
@@ -181,8 +186,12 @@ mod tests {
             }
         }
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        assert!(
+            repo.join("sdk-js/test-wit/deps/plugin/world.wit").exists(),
+            "sdk-js/test-wit/deps/plugin must reach wit/ (a link to ../../../wit)"
+        );
         let mut found = Vec::new();
-        for dir in ["src", "types"] {
+        for dir in ["src", "types", "test-wit/world.wit", "test-wit/deps/cli"] {
             walk(&repo.join("sdk-js").join(dir), &repo.join("sdk-js"), &mut found);
         }
         for path in found {
