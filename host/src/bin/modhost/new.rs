@@ -32,7 +32,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let dir = modhost::scaffold::new_project_in(&args.name, args.dir.as_deref(), lang)?;
     let how = match lang {
         modhost::scaffold::Lang::Rust => "`cargo build --release` builds it, `cargo test --release` tests it",
-        modhost::scaffold::Lang::Ts | modhost::scaffold::Lang::Python => "its README.md says how to build and test it",
+        modhost::scaffold::Lang::Ts => "`npm install && npm run build` builds it, `npm test` tests it",
+        modhost::scaffold::Lang::Python => "`./build.sh` builds it, `./test.sh` tests it",
     };
     eprintln!("wrote mod `{}` in {}: {how} (README.md says how to install it)", args.name, dir.display());
     Ok(())
