@@ -101,6 +101,6 @@ async fn a_broken_mod_folder_is_reported_and_the_others_load() {
     let failed: Vec<_> = server.report.failed.iter().map(ToString::to_string).collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert!(failed[0].contains("broken") && failed[0].contains("reuze"), "{failed:?}");
-    assert!(failed[1].contains("notwasm") && failed[1].contains("compiling"), "{failed:?}");
+    assert!(failed[1].contains("notwasm") && failed[1].contains("not a WebAssembly component"), "{failed:?}");
     assert_eq!(send(server.addr, &Call::get("/fx/instance")).await.unwrap().json(), 1);
 }
