@@ -5,7 +5,7 @@
 //! maintenance thread (`fold.rs`) folds records into the stored whole value later, off the request path.
 //! On load, the stored value plus its records in order is exactly the last acknowledged document.
 
-use crate::{Entry, Id, Known, MAX_VALUE_BYTES, Store, StoreError, Versioned, check_expected, check_key};
+use crate::{Entry, Id, Known, Local, MAX_VALUE_BYTES, StoreError, check_expected, check_key};
 use bytes::Bytes;
 use modhost_db::{DbError, Patch, Snapshot};
 use rusqlite::{Connection, params};
@@ -18,7 +18,7 @@ pub(crate) const FOLD_AFTER_BYTES: usize = 64 << 10;
 pub(crate) const FOLD_AFTER_RECORDS: u32 = 4096;
 
 /// Whether a key with these records and this stored size is due a fold.
-pub(crate) fn fold_due(pending: u32, pending_bytes: usize, stored: usize) -> bool {
+pub fn fold_due(pending: u32, pending_bytes: usize, stored: usize) -> bool {
     pending >= FOLD_AFTER_RECORDS || pending_bytes >= FOLD_AFTER_BYTES.max(stored / 2)
 }
 
@@ -50,49 +50,35 @@ pub(crate) fn pending(conn: &Connection, id: &Id) -> rusqlite::Result<Vec<Record
     rows.collect()
 }
 
+/// Checks a `doc-patch` call's key, size and text before any engine work: the parsed patch, or the
+/// error every engine answers.
+pub fn check_patch(namespace: &str, key: &str, path: &str, patch: &[u8]) -> Result<Patch, StoreError> {
+    check_key(namespace)?;
+    check_key(key)?;
+    if patch.len() > MAX_VALUE_BYTES {
+        return Err(StoreError::TooLarge { key: key.to_owned(), len: patch.len() });
+    }
+    let text = std::str::from_utf8(patch)
+        .map_err(|e| StoreError::Document { key: key.to_owned(), reason: format!("the patch is not UTF-8: {e}") })?;
+    Patch::parse(path, text).map_err(document_error(key))
+}
+
 /// Parses a stored value as a document.
-pub(crate) fn parse(key: &str, bytes: Bytes) -> Result<Snapshot, StoreError> {
+pub fn parse(key: &str, bytes: Bytes) -> Result<Snapshot, StoreError> {
     Snapshot::parse(bytes, "the value")
         .map_err(|e| StoreError::Document { key: key.to_owned(), reason: format!("{e}, so it is not a document") })
 }
 
-fn document_error(key: &str) -> impl Fn(DbError) -> StoreError {
+/// A db engine error about the document under `key`, as the store's error.
+pub fn document_error(key: &str) -> impl Fn(DbError) -> StoreError {
     move |e| StoreError::Document { key: key.to_owned(), reason: e.to_string() }
 }
 
-impl Store {
-    /// The JSON text at `path` in the document under `key`, with the key's version; `None` when the
-    /// key is absent. A path that names nothing answers `null`; the empty path, the whole document.
-    pub fn doc_get(&self, namespace: &str, key: &str, path: &str) -> Result<Option<Versioned>, StoreError> {
-        let Some((doc, version)) = self.document(namespace, key)? else { return Ok(None) };
-        let value = if path.is_empty() {
-            doc.text()
-        } else {
-            match doc.get(path) {
-                Ok(text) => text,
-                Err(DbError::NotFound { .. }) => Bytes::from_static(b"null"),
-                Err(e) => return Err(document_error(key)(e)),
-            }
-        };
-        Ok(Some(Versioned { value, version }))
-    }
-
-    /// The member names of the object at `path` in the document under `key`, in document order; empty
-    /// when the key or the path names nothing.
-    pub fn doc_keys(&self, namespace: &str, key: &str, path: &str) -> Result<Vec<String>, StoreError> {
-        let Some((doc, _)) = self.document(namespace, key)? else { return Ok(Vec::new()) };
-        let found = if path.is_empty() { Ok(doc.root_keys()) } else { doc.keys(path) };
-        match found {
-            Ok(keys) => Ok(keys),
-            Err(DbError::NotFound { .. }) => Ok(Vec::new()),
-            Err(e) => Err(document_error(key)(e)),
-        }
-    }
-
+impl Local {
     /// Applies `patch` (JSON) as an RFC 7396 merge patch at `path` in the document under `key`, as one
     /// atomic commit, only if the key is at `expected` when that is given. An absent key becomes the
     /// patched `{}`. Answers the new version.
-    pub fn doc_patch(
+    pub(crate) fn patch_document(
         &self,
         namespace: &str,
         key: &str,
@@ -100,22 +86,13 @@ impl Store {
         patch: &[u8],
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
-        check_key(namespace)?;
-        check_key(key)?;
-        if patch.len() > MAX_VALUE_BYTES {
-            return Err(StoreError::TooLarge { key: key.to_owned(), len: patch.len() });
-        }
-        let text = std::str::from_utf8(patch).map_err(|e| StoreError::Document {
-            key: key.to_owned(),
-            reason: format!("the patch is not UTF-8: {e}"),
-        })?;
-        let parsed = Patch::parse(path, text).map_err(document_error(key))?;
+        let parsed = check_patch(namespace, key, path, patch)?;
         let inner = &self.inner;
         let id: Id = (namespace.to_owned(), key.to_owned());
         let _writing = inner.writing(&id);
         let _stripe = inner.stripe(&id);
         let current = inner.entry_locked(&id)?;
-        check_expected(key, current.as_ref(), expected.map(Some))?;
+        check_expected(key, current.as_ref().map(|c| c.version), expected.map(Some))?;
         let Some(current) = current else {
             // The first patch of a key makes a whole value: there is no stored value to patch yet.
             let doc = parse(key, Bytes::from_static(b"{}"))?.patched(&parsed).map_err(document_error(key))?;
@@ -163,7 +140,7 @@ impl Store {
     }
 
     /// The key's parsed document and version, parsing (and caching) it on first use.
-    fn document(&self, namespace: &str, key: &str) -> Result<Option<(Snapshot, u64)>, StoreError> {
+    pub(crate) fn load_document(&self, namespace: &str, key: &str) -> Result<Option<(Snapshot, u64)>, StoreError> {
         check_key(namespace)?;
         check_key(key)?;
         let id: Id = (namespace.to_owned(), key.to_owned());

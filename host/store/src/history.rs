@@ -32,12 +32,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A key's old value is backed up at most this often (and always on its first write of a run, and
 /// at its deletion).
-pub(crate) const BACKUP_EVERY: Duration = Duration::from_secs(300);
+pub const BACKUP_EVERY: Duration = Duration::from_secs(300);
 /// Backups kept per key.
 const BACKUP_SLOTS: u64 = 3;
 /// What a backup row costs beside its value and names: its slot and time, the row's header, and its
 /// index entries, roughly.
-pub(crate) const ROW_OVERHEAD: u64 = 64;
+pub const ROW_OVERHEAD: u64 = 64;
 /// Backups evicted per query while a namespace is over its budget.
 const EVICT_BATCH: i64 = 64;
 
@@ -66,7 +66,7 @@ impl Settled {
 }
 
 /// What one backup row of `value_len` bytes under `ns`/`key` costs its namespace's budget.
-pub(crate) fn cost(ns: &str, key: &str, value_len: u64) -> i64 {
+pub fn cost(ns: &str, key: &str, value_len: u64) -> i64 {
     (value_len + ns.len() as u64 + key.len() as u64 + ROW_OVERHEAD) as i64
 }
 
@@ -163,7 +163,7 @@ fn evict(conn: &Connection, budget: u64, held: u64, ns: &str) -> rusqlite::Resul
 
 /// The backup slot for now, `(unix_ms / 5 min) mod 3 + 1`, so the ring spans restarts and holds up to
 /// 15 minutes of a key's history; and now in Unix milliseconds.
-fn slot() -> (i64, i64) {
+pub fn slot() -> (i64, i64) {
     let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     (((millis / BACKUP_EVERY.as_millis() as u64) % BACKUP_SLOTS + 1) as i64, millis as i64)
 }

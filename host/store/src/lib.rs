@@ -28,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+mod backend;
 mod doc;
 mod fold;
 mod history;
@@ -36,6 +37,9 @@ mod lock;
 mod quota;
 mod sql;
 
+pub use backend::{Backend, Store};
+pub use doc::{check_patch, document_error, fold_due, parse as parse_document};
+pub use history::{BACKUP_EVERY, ROW_OVERHEAD as BACKUP_ROW_OVERHEAD, cost as backup_cost, slot as backup_slot};
 pub use lock::LockError;
 pub use quota::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_KEYS, Quota, Quotas, Usage};
 
@@ -205,14 +209,33 @@ impl Drop for Writing<'_> {
 }
 
 /// A write about to run elsewhere ([`Store::fence`]): until it is dropped, reads of its key wait for
-/// the key's stripe, as they do while the write itself runs.
-#[derive(Debug)]
+/// the key's stripe, as they do while the write itself runs (on SQLite; each engine holds its own kind
+/// of mark).
 pub struct WriteFence {
+    /// Released when dropped: the fence's whole work.
+    _held: Box<dyn Send + Sync>,
+}
+
+impl WriteFence {
+    /// A fence for another engine: `held` releases the key when it is dropped.
+    pub fn holding(held: impl Send + Sync + 'static) -> WriteFence {
+        WriteFence { _held: Box::new(held) }
+    }
+}
+
+impl std::fmt::Debug for WriteFence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteFence")
+    }
+}
+
+/// [`WriteFence`] of the SQLite engine.
+struct LocalFence {
     inner: Arc<Inner>,
     id: Id,
 }
 
-impl Drop for WriteFence {
+impl Drop for LocalFence {
     fn drop(&mut self) {
         self.inner.done_writing(&self.id);
     }
@@ -244,9 +267,9 @@ struct Inner {
     folding: Mutex<()>,
 }
 
-/// The store rooted at one directory.
+/// The SQLite engine: the store rooted at one directory, owned by one process ([`Store::open`]).
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Local {
     inner: Arc<Inner>,
     maintenance: fold::Maintenance,
 }
@@ -255,10 +278,10 @@ fn io_error(op: &'static str, key: &str) -> impl Fn(String) -> StoreError {
     move |reason| StoreError::Io { op, key: key.to_owned(), reason }
 }
 
-impl Store {
+impl Local {
     /// Opens the store in `dir` (creating it), takes its lock, imports an old files-layout store found
     /// there, and starts the maintenance thread (folds, checkpoints).
-    pub fn open(dir: &Path, durable: bool) -> Result<Store, StoreError> {
+    pub(crate) fn open(dir: &Path, durable: bool) -> Result<Local, StoreError> {
         let shown = dir.display().to_string();
         let open_error = |reason: String| LockError::Io { dir: shown.clone(), source: std::io::Error::other(reason) };
         std::fs::create_dir_all(dir).map_err(|e| open_error(format!("cannot create the directory: {e}")))?;
@@ -287,16 +310,12 @@ impl Store {
             folding: Mutex::new(()),
         });
         let maintenance = fold::Maintenance::start(inner.clone(), checkpointer);
-        Ok(Store { inner, maintenance })
+        Ok(Local { inner, maintenance })
     }
+}
 
-    /// The value under `key` in `namespace`, or `None` if it was never written.
-    pub fn get(&self, namespace: &str, key: &str) -> Result<Option<Bytes>, StoreError> {
-        Ok(self.get_versioned(namespace, key)?.map(|v| v.value))
-    }
-
-    /// The value and its version, or `None` if it was never written.
-    pub fn get_versioned(&self, namespace: &str, key: &str) -> Result<Option<Versioned>, StoreError> {
+impl Backend for Local {
+    fn get_versioned(&self, namespace: &str, key: &str) -> Result<Option<Versioned>, StoreError> {
         check_key(namespace)?;
         check_key(key)?;
         let id = (namespace.to_owned(), key.to_owned());
@@ -313,29 +332,17 @@ impl Store {
         Ok(Some(Versioned { value, version: entry.version }))
     }
 
-    /// Commits `value` under `key` atomically; answers the new version.
-    pub fn set(&self, namespace: &str, key: &str, value: &[u8]) -> Result<u64, StoreError> {
-        Ok(self.inner.write(namespace, key, Some(value), None)?.0)
-    }
-
-    /// Commits `value` only if the key is still at `expected` (`None`: only if it does not exist).
-    pub fn set_if_version(
+    fn write(
         &self,
         namespace: &str,
         key: &str,
-        value: &[u8],
-        expected: Option<u64>,
-    ) -> Result<u64, StoreError> {
-        Ok(self.inner.write(namespace, key, Some(value), Some(expected))?.0)
+        value: Option<&[u8]>,
+        expected: Option<Option<u64>>,
+    ) -> Result<(u64, bool), StoreError> {
+        self.inner.write(namespace, key, value, expected)
     }
 
-    /// Removes `key`; answers whether it existed.
-    pub fn delete(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
-        Ok(self.inner.write(namespace, key, None, None)?.1)
-    }
-
-    /// The keys in `namespace` starting with `prefix`, sorted.
-    pub fn list(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn list(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, StoreError> {
         check_key(namespace)?;
         let reader = self.inner.reader();
         let mut query = reader
@@ -355,8 +362,7 @@ impl Store {
         Ok(keys)
     }
 
-    /// The namespaces that hold at least one key, sorted.
-    pub fn namespaces(&self) -> Result<Vec<String>, StoreError> {
+    fn namespaces(&self) -> Result<Vec<String>, StoreError> {
         let reader = self.inner.reader();
         let list = |e: rusqlite::Error| io_error("list", "the namespaces")(e.to_string());
         let mut query = reader.prepare_cached("SELECT DISTINCT ns FROM kv ORDER BY ns").map_err(list)?;
@@ -364,16 +370,11 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(list)
     }
 
-    /// Holds every namespace to `quotas` from now on (the defaults until this is called). Writes that
-    /// would take a namespace over its quota are refused with [`StoreError::Quota`].
-    pub fn set_quotas(&self, quotas: Quotas) {
+    fn set_quotas(&self, quotas: Quotas) {
         self.inner.ledger.set_quotas(quotas);
     }
 
-    /// Never backs up the namespaces whose names start with `prefix` from now on, and deletes the
-    /// backups they hold; answers how many. For the host's own bookkeeping (its timers' records): no
-    /// one restores a fired timer, and backing up each one would grow the store with every firing.
-    pub fn without_backups(&self, prefix: &str) -> Result<u64, StoreError> {
+    fn without_backups(&self, prefix: &str) -> Result<u64, StoreError> {
         {
             let mut unbacked = self.inner.unbacked.lock().unwrap_or_else(PoisonError::into_inner);
             if !unbacked.iter().any(|p| p == prefix) {
@@ -395,42 +396,45 @@ impl Store {
         Ok(deleted as u64)
     }
 
-    /// What `namespace` holds now, as its quota counts it.
-    pub fn usage(&self, namespace: &str) -> Usage {
+    fn usage(&self, namespace: &str) -> Usage {
         self.inner.ledger.usage(namespace)
     }
 
-    /// Whether a read of `key` (a document read with `document`) answers from memory now, without
-    /// the database or a wait for a write of it in progress: what a caller on an async worker asks
-    /// before running the read inline. A moment later the answer may have changed; it is a hint.
-    pub fn answers_from_memory(&self, namespace: &str, key: &str, document: bool) -> bool {
+    fn answers_from_memory(&self, namespace: &str, key: &str, document: bool) -> bool {
         self.inner.answers_from_memory(&(namespace.to_owned(), key.to_owned()), document)
     }
 
-    /// Marks a write of `key` as in progress from now until the fence is dropped: for a caller that
-    /// hands the write to another thread, so that no read of the key runs between this call and the
-    /// write's start (a reader could otherwise see the old value while the write waits to run, then be
-    /// overtaken by it). Drop it after the write returns.
-    pub fn fence(&self, namespace: &str, key: &str) -> WriteFence {
+    fn fence(&self, namespace: &str, key: &str) -> WriteFence {
         let id: Id = (namespace.to_owned(), key.to_owned());
         *self.inner.state().writing.entry(id.clone()).or_default() += 1;
-        WriteFence { inner: self.inner.clone(), id }
+        WriteFence::holding(LocalFence { inner: self.inner.clone(), id })
     }
 
-    /// Whether commits are queued or running now: a write would wait for them.
-    pub fn committing(&self) -> bool {
+    fn committing(&self) -> bool {
         self.inner.writer.busy()
     }
 
-    /// Whether commits survive power loss (`synchronous=FULL`).
-    pub fn durable(&self) -> bool {
+    fn durable(&self) -> bool {
         self.inner.durable
     }
 
-    /// Folds every key's pending patch records into its stored value now, and checkpoints the log
-    /// (what the maintenance thread does in the background). Answers how many keys were folded.
-    pub fn compact(&self) -> Result<usize, StoreError> {
+    fn compact(&self) -> Result<usize, StoreError> {
         self.maintenance.fold_all(&self.inner)
+    }
+
+    fn document(&self, namespace: &str, key: &str) -> Result<Option<(Snapshot, u64)>, StoreError> {
+        self.load_document(namespace, key)
+    }
+
+    fn doc_patch(
+        &self,
+        namespace: &str,
+        key: &str,
+        path: &str,
+        patch: &[u8],
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        self.patch_document(namespace, key, path, patch, expected)
     }
 }
 
@@ -569,7 +573,7 @@ impl Inner {
     ) -> Result<(u64, bool), StoreError> {
         let key = id.1.as_str();
         let current = self.entry_locked(id)?;
-        check_expected(key, current.as_ref(), expected)?;
+        check_expected(key, current.as_ref().map(|c| c.version), expected)?;
         let existed = current.is_some();
         if value.is_none() && !existed {
             return Ok((0, false));
@@ -744,10 +748,10 @@ impl Known {
     }
 }
 
-/// `Conflict` unless the key is at `expected` (when the write is conditional).
-fn check_expected(key: &str, current: Option<&Entry>, expected: Option<Option<u64>>) -> Result<(), StoreError> {
+/// `Conflict` unless the key, at `found` (`None`: absent), is at `expected` (when the write is
+/// conditional: `Some(None)` expects it absent).
+pub fn check_expected(key: &str, found: Option<u64>, expected: Option<Option<u64>>) -> Result<(), StoreError> {
     let Some(expected) = expected else { return Ok(()) };
-    let found = current.map(|e| e.version);
     if found == expected {
         return Ok(());
     }

@@ -55,7 +55,8 @@ pub struct Quotas {
 }
 
 impl Quotas {
-    fn of(&self, namespace: &str) -> Quota {
+    /// The quota of `namespace`.
+    pub fn of(&self, namespace: &str) -> Quota {
         self.namespaces.get(namespace).copied().unwrap_or(self.default)
     }
 }

@@ -1,15 +1,22 @@
 //! The store's tests: the API case by case, versions, the lock, backups, a full disk, the import of the
-//! old layout, documents, group commit, and model tests against a `BTreeMap` and against patches applied
-//! to `serde_json` values, with restarts and folds.
+//! old layout, documents and group commit. The model tests (against a `BTreeMap`, and against patches
+//! applied to `serde_json` values, with restarts and folds) run on both engines, in
+//! `host/store-pg/tests/model.rs`.
 
 use super::*;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::fs;
 use std::time::Duration;
 
 fn open(dir: &Path) -> Store {
     Store::open(dir, false).unwrap()
+}
+
+/// A store and its engine's insides, for the tests that reach under the API (a full disk).
+fn open_inner(dir: &Path) -> (Store, Arc<Inner>) {
+    let local = Local::open(dir, false).unwrap();
+    let inner = local.inner.clone();
+    (Store::from_backend(Box::new(local)), inner)
 }
 
 /// A second connection to the store's database, as a player's sqlite3 would have.
@@ -141,12 +148,12 @@ fn the_old_value_is_backed_up_whole_once_per_run_and_period() {
 #[test]
 fn a_full_disk_is_an_error_keeps_the_old_value_and_the_store_works_once_space_is_freed() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path());
+    let (s, inner) = open_inner(dir.path());
     s.set("m", "k", b"old").unwrap();
     s.set("m", "d", br#"{"a":1}"#).unwrap();
     // SQLite answers SQLITE_FULL when the file may not grow: what ENOSPC gives it too.
-    let pages: i64 = s.inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
-    s.inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
+    let pages: i64 = inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+    inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
     let big = vec![b'x'; 1 << 20];
     let err = s.set("m", "k", &big).unwrap_err();
     assert!(matches!(err, StoreError::Io { .. }), "{err}");
@@ -156,10 +163,10 @@ fn a_full_disk_is_an_error_keeps_the_old_value_and_the_store_works_once_space_is
     assert_eq!(s.get("m", "k").unwrap().as_deref(), Some(&b"old"[..]));
     assert_eq!(s.doc_get("m", "d", "").unwrap().unwrap().value.as_ref(), br#"{"a":1}"#);
     // Space freed: the same writes go through.
-    s.inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
+    inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
     s.set("m", "k", &big).unwrap();
     s.doc_patch("m", "d", "", patch.as_bytes(), None).unwrap();
-    drop(s);
+    drop((s, inner));
     let s = open(dir.path());
     assert_eq!(s.get("m", "k").unwrap().unwrap().len(), big.len());
     assert_eq!(s.doc_get("m", "d", "a").unwrap().unwrap().value.as_ref(), b"1");
@@ -326,217 +333,6 @@ fn concurrent_commits_share_transactions_and_none_is_lost() {
     }
 }
 
-mod model {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        Set(u8, Vec<u8>),
-        SetIfCurrent(u8, Vec<u8>),
-        SetIfStale(u8, Vec<u8>),
-        Delete(u8),
-        Get(u8),
-        List(u8),
-        Restart,
-    }
-
-    fn key(k: u8) -> String {
-        ["a", "ab", "b", "b.c", "c-d", "Z_9"][k as usize % 6].to_owned()
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        let value = || prop::collection::vec(any::<u8>(), 0..64);
-        prop_oneof![
-            (any::<u8>(), value()).prop_map(|(k, v)| Op::Set(k, v)),
-            (any::<u8>(), value()).prop_map(|(k, v)| Op::SetIfCurrent(k, v)),
-            (any::<u8>(), value()).prop_map(|(k, v)| Op::SetIfStale(k, v)),
-            any::<u8>().prop_map(Op::Delete),
-            any::<u8>().prop_map(Op::Get),
-            any::<u8>().prop_map(Op::List),
-            Just(Op::Restart),
-        ]
-    }
-
-    /// A document step: a merge patch at a path, a whole write, a fold, a read, or a restart.
-    #[derive(Debug, Clone)]
-    enum DocOp {
-        Patch(Vec<&'static str>, Value),
-        Set(Value),
-        Compact,
-        Read(Vec<&'static str>),
-        Restart,
-    }
-
-    fn names() -> impl Strategy<Value = Vec<&'static str>> {
-        prop::collection::vec(prop::sample::select(vec!["a", "b", "c.d", "e"]), 0..3)
-    }
-
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::from),
-            (0i64..100).prop_map(Value::from),
-            "[a-z]{0,4}".prop_map(Value::from),
-        ];
-        leaf.prop_recursive(3, 16, 3, |inner| {
-            prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c.d", "e"]), inner, 0..3)
-                .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
-        })
-    }
-
-    fn doc_op() -> impl Strategy<Value = DocOp> {
-        prop_oneof![
-            4 => (names(), json_value()).prop_map(|(p, v)| DocOp::Patch(p, v)),
-            1 => json_value().prop_map(|v| DocOp::Set(json!({ "base": v }))),
-            1 => Just(DocOp::Compact),
-            2 => names().prop_map(DocOp::Read),
-            1 => Just(DocOp::Restart),
-        ]
-    }
-
-    /// RFC 7396, on serde_json values: the naive model.
-    fn merge(target: &mut Value, patch: &Value) {
-        let Value::Object(members) = patch else {
-            *target = patch.clone();
-            return;
-        };
-        if !target.is_object() {
-            *target = json!({});
-        }
-        let object = target.as_object_mut().unwrap();
-        for (name, value) in members {
-            if value.is_null() {
-                object.remove(name);
-            } else {
-                merge(object.entry(name.clone()).or_insert(Value::Null), value);
-            }
-        }
-    }
-
-    /// The model's patch at a path: parents are created, a parent that is not an object refuses.
-    fn patch_at(doc: &Value, names: &[&str], patch: &Value) -> Option<Value> {
-        let mut next = doc.clone();
-        let mut at = &mut next;
-        for (i, name) in names.iter().enumerate() {
-            let object = at.as_object_mut()?;
-            let last = i + 1 == names.len();
-            if last && patch.is_null() {
-                object.remove(*name);
-                return Some(next);
-            }
-            let child = object.entry(name.to_string()).or_insert_with(|| json!({}));
-            if !last && !child.is_object() {
-                return None;
-            }
-            at = child;
-        }
-        if names.is_empty() && !patch.is_object() {
-            return None;
-        }
-        merge(at, patch);
-        Some(next)
-    }
-
-    fn read(doc: &Value, names: &[&str]) -> Value {
-        names.iter().try_fold(doc, |at, name| at.get(name)).cloned().unwrap_or(Value::Null)
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
-
-        #[test]
-        fn the_store_answers_as_a_btreemap_across_restarts(ops in prop::collection::vec(op(), 1..40)) {
-            let dir = tempfile::tempdir().unwrap();
-            let mut store = Some(open(dir.path()));
-            let mut model: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-            for op in ops {
-                let s = store.as_ref().unwrap();
-                match op {
-                    Op::Set(k, v) => {
-                        s.set("ns", &key(k), &v).unwrap();
-                        model.insert(key(k), v);
-                    }
-                    Op::SetIfCurrent(k, v) => {
-                        let current = s.get_versioned("ns", &key(k)).unwrap().map(|c| c.version);
-                        s.set_if_version("ns", &key(k), &v, current).unwrap();
-                        model.insert(key(k), v);
-                    }
-                    Op::SetIfStale(k, v) => {
-                        let stale = s.get_versioned("ns", &key(k)).unwrap().map_or(Some(1), |c| Some(c.version + 1_000_000));
-                        let refused = matches!(s.set_if_version("ns", &key(k), &v, stale), Err(StoreError::Conflict { .. }));
-                        prop_assert!(refused);
-                    }
-                    Op::Delete(k) => {
-                        prop_assert_eq!(s.delete("ns", &key(k)).unwrap(), model.remove(&key(k)).is_some());
-                    }
-                    Op::Get(k) => {
-                        prop_assert_eq!(s.get("ns", &key(k)).unwrap().map(|b| b.to_vec()), model.get(&key(k)).cloned());
-                    }
-                    Op::List(k) => {
-                        let prefix = &key(k)[..1];
-                        let expected: Vec<String> = model.keys().filter(|n| n.starts_with(prefix)).cloned().collect();
-                        prop_assert_eq!(s.list("ns", prefix).unwrap(), expected);
-                    }
-                    Op::Restart => {
-                        // Close the old store (releasing its lock) before the new one opens.
-                        drop(store.take());
-                        store = Some(open(dir.path()));
-                    }
-                }
-            }
-        }
-
-        #[test]
-        fn a_document_answers_as_patches_applied_to_serde_json(ops in prop::collection::vec(doc_op(), 1..40)) {
-            let dir = tempfile::tempdir().unwrap();
-            let mut store = Some(open(dir.path()));
-            let mut model: Option<Value> = None;
-            for op in ops {
-                let s = store.as_ref().unwrap();
-                match op {
-                    DocOp::Patch(names, patch) => {
-                        let path = modhost_db::join_path(&names);
-                        let answer = s.doc_patch("ns", "doc", &path, patch.to_string().as_bytes(), None);
-                        match patch_at(model.as_ref().unwrap_or(&json!({})), &names, &patch) {
-                            Some(next) => {
-                                prop_assert!(answer.is_ok(), "{:?}", answer);
-                                model = Some(next);
-                            }
-                            None => prop_assert!(matches!(answer, Err(StoreError::Document { .. })), "{:?}", answer),
-                        }
-                    }
-                    DocOp::Set(value) => {
-                        s.set("ns", "doc", value.to_string().as_bytes()).unwrap();
-                        model = Some(value);
-                    }
-                    DocOp::Compact => {
-                        s.compact().unwrap();
-                    }
-                    DocOp::Read(names) => {
-                        let path = modhost_db::join_path(&names);
-                        let got = s.doc_get("ns", "doc", &path).unwrap();
-                        match &model {
-                            None => prop_assert!(got.is_none()),
-                            Some(doc) => {
-                                let got: Value = serde_json::from_slice(&got.unwrap().value).unwrap();
-                                prop_assert_eq!(got, read(doc, &names));
-                            }
-                        }
-                    }
-                    DocOp::Restart => {
-                        drop(store.take());
-                        store = Some(open(dir.path()));
-                    }
-                }
-                let whole = store.as_ref().unwrap().get("ns", "doc").unwrap();
-                let whole: Option<Value> = whole.map(|b| serde_json::from_slice(&b).unwrap());
-                prop_assert_eq!(&whole, &model);
-            }
-        }
-    }
-}
-
 fn quotas(bytes: u64, keys: u64) -> Quotas {
     Quotas { default: Quota { bytes, keys }, namespaces: HashMap::from([("big".to_owned(), Quota::default())]) }
 }
@@ -588,7 +384,7 @@ fn a_namespace_is_held_to_its_quota_of_keys() {
 #[test]
 fn the_running_usage_is_what_the_database_holds_after_folds_failures_and_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path());
+    let (s, inner) = open_inner(dir.path());
     s.set("m", "k", b"old").unwrap();
     s.set("m", "d", br#"{"a":1}"#).unwrap();
     for i in 0..100 {
@@ -596,13 +392,13 @@ fn the_running_usage_is_what_the_database_holds_after_folds_failures_and_a_reope
     }
     s.compact().unwrap();
     // A commit that fails (a full disk) gives its reservation back.
-    let pages: i64 = s.inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
-    s.inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
+    let pages: i64 = inner.writer.connection().query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+    inner.writer.connection().pragma_update(None, "max_page_count", pages).unwrap();
     assert!(matches!(s.set("m", "k", &vec![b'x'; 1 << 20]), Err(StoreError::Io { .. })));
-    s.inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
+    inner.writer.connection().pragma_update(None, "max_page_count", 1 << 30).unwrap();
     s.doc_patch("m", "d", "", br#"{"after":"fold"}"#, None).unwrap();
     let running = s.usage("m");
-    drop(s);
+    drop((s, inner));
     let s = open(dir.path());
     assert_eq!(s.usage("m"), running, "counted at open as it was kept while running");
     assert_eq!(running.keys, 2);
@@ -613,11 +409,12 @@ fn a_read_waits_for_a_write_of_its_key_in_progress_and_answers_what_it_committed
     // A durable commit whose caller gave up (deadline, client gone) runs on; the same session's next
     // request must not read the old value beside it and write over the late commit.
     let dir = tempfile::tempdir().unwrap();
-    let s = Arc::new(open(dir.path()));
+    let (s, inner) = open_inner(dir.path());
+    let s = Arc::new(s);
     s.set("m", "profile", b"old").unwrap();
     s.set("m", "other", b"x").unwrap();
     assert!(s.answers_from_memory("m", "profile", false));
-    let held = s.inner.writer.connection(); // the commit cannot finish while this is held
+    let held = inner.writer.connection(); // the commit cannot finish while this is held
     let late = std::thread::spawn({
         let s = s.clone();
         move || s.set("m", "profile", b"new").unwrap()
