@@ -221,7 +221,7 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
     // firing at most (its call deadline), as it would for another request of its session.
     let _guard = match session_id {
         None => None,
-        Some(id) => match app.sessions.try_lock(id) {
+        Some(id) => match app.sessions.try_lock(id).await {
             Some(guard) => Some(guard),
             None => {
                 tracing::debug!(

@@ -51,7 +51,16 @@ impl Server {
         crate::generation::write_default_db(root)?;
         let scratch = if config.scratch_store { Some(tempfile::tempdir().context("a scratch store")?) } else { None };
         let store_dir = scratch.as_ref().map_or_else(|| root.join("store"), |s| s.path().to_owned());
-        let store = Arc::new(Store::open(&store_dir, config.store_durable)?);
+        let store = Arc::new(match (&config.store_url, &scratch) {
+            (Some(url), None) => {
+                // The PostgreSQL client blocks: never on an async worker (here, or in any call of it).
+                let url = url.clone();
+                let store = tokio::task::spawn_blocking(move || modhost_store_pg::connect(&url)).await??;
+                tracing::info!("store: PostgreSQL, shared with every host that names it");
+                store
+            }
+            _ => Store::open(&store_dir, config.store_durable)?,
+        });
         // Every connection is a descriptor: the soft limit (often 1024) is raised to the hard one, and the
         // front's cap leaves room under it for the store, the mods and the logs (`nofile.rs`).
         let max_connections = match crate::nofile::raise() {
@@ -65,7 +74,11 @@ impl Server {
         store.set_quotas(config.store_quotas());
         // The timers' records are the host's bookkeeping, not values anyone restores: never backed up
         // (each fired one-shot would leave its record in the store's backups).
-        let dropped = store.without_backups(crate::realtime::timers::NAMESPACE_PREFIX)?;
+        let dropped = {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || store.without_backups(crate::realtime::timers::NAMESPACE_PREFIX))
+                .await??
+        };
         if dropped > 0 {
             tracing::info!("dropped {dropped} backups of timer records (timer records are no longer backed up)");
         }
@@ -76,7 +89,15 @@ impl Server {
         let early = crate::front::EarlyAccept::start(listener.clone(), config.boot_wait, max_connections);
         // The server's session locks and realtime parts (the notifier's hub, mods' sockets, the timers,
         // kept in the store): every generation shares them, and the sandbox is handed them.
-        let sessions = Arc::new(SessionLocks::default());
+        // On a store shared by several hosts, a session's lock is also a lease in it, lasting twice
+        // the longest call (at least 10 s): a dead or frozen host's sessions go elsewhere after it.
+        let sessions = Arc::new(match store.shared() {
+            true => {
+                let ttl = (config.limits.call_deadline * 2).max(Duration::from_secs(10));
+                SessionLocks::clustered(Arc::new(crate::session::Cluster::new(store.clone(), ttl)))
+            }
+            false => SessionLocks::default(),
+        });
         let realtime = Arc::new(Realtime::new(config.realtime.clone(), store.clone()));
         let runtime =
             Arc::new(Runtime::new(config.engine, Some(root.join("cache")), sessions.clone(), realtime.clone())?);

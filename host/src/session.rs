@@ -9,10 +9,18 @@
 //! The map from id to mutex is a std `Mutex` held only to find or insert an entry, never across an
 //! await. It holds `Weak` references, so a session nobody is using costs one dead entry, swept when the
 //! map has doubled since the last sweep; different sessions never wait on each other.
+//!
+//! **Several hosts** sharing a PostgreSQL store ([`Cluster`]): the mutex orders a session's requests
+//! on this host, and a lease in the store ([`modhost_store::Lease`]) orders them across hosts. It is
+//! taken after the mutex (so one host asks once per request), for `ttl`, waited for like the mutex
+//! while another host holds it, and given back when the guard drops. Every store write of a request
+//! carries the lease ([`SessionLocks::lease_of`]), and the database refuses one whose lease is no
+//! longer this host's: a host that stalls past its lease cannot commit after another took the session.
 
+use modhost_store::{Lease, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::OwnedMutexGuard;
 
 /// A validated session id: exactly 24 hex digits, stored in lower case.
@@ -41,18 +49,120 @@ impl SessionId {
     }
 }
 
-/// The lock was not taken within the timeout.
+/// The lock was not taken.
 #[derive(Debug, thiserror::Error)]
-#[error("another request on this session has not finished")]
-pub struct LockTimeout;
+pub enum LockTimeout {
+    /// Not within the timeout: another request of the session runs (here, or on another host).
+    #[error("another request on this session has not finished")]
+    Busy,
+    /// The shared store could not be asked for the session's lease.
+    #[error("the session's lease could not be taken: {0}")]
+    Store(String),
+}
 
-/// Held while a handler runs for a session; dropping it lets the next request of that session in.
-pub(crate) type SessionGuard = OwnedMutexGuard<()>;
+/// Held while a handler runs for a session; dropping it lets the next request of that session in
+/// (and, with several hosts, gives the session's lease back).
+#[derive(Debug)]
+pub struct SessionGuard {
+    _local: OwnedMutexGuard<()>,
+    _lease: Option<HeldLease>,
+}
 
 /// The per-session locks.
 #[derive(Default, Debug)]
 pub struct SessionLocks {
     inner: Mutex<Table>,
+    /// With a store shared by several hosts: the leases.
+    cluster: Option<Arc<Cluster>>,
+}
+
+/// The leases of a store shared with other hosts.
+#[derive(Debug)]
+pub struct Cluster {
+    store: Arc<Store>,
+    /// This process, as the leases name it.
+    holder: String,
+    /// How long a lease lasts: past it, a dead or frozen host's sessions go to the next host asked.
+    ttl: Duration,
+    /// The leases this host holds now, by session.
+    held: Mutex<HashMap<SessionId, Lease>>,
+}
+
+impl Cluster {
+    /// Leases of `store` for this process, each lasting `ttl`.
+    pub fn new(store: Arc<Store>, ttl: Duration) -> Cluster {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).unwrap_or_default();
+        let holder = format!("{host}/{}/{:x}", std::process::id(), nanos as u64);
+        Cluster { store, holder, ttl, held: Mutex::new(HashMap::new()) }
+    }
+
+    /// This process's name in the leases.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Lease>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One attempt at the lease of `id`, on the blocking pool.
+    async fn try_acquire(self: &Arc<Self>, id: SessionId) -> Result<Option<HeldLease>, LockTimeout> {
+        let cluster = self.clone();
+        let asked =
+            tokio::task::spawn_blocking(move || cluster.store.acquire_lease(id.as_str(), &cluster.holder, cluster.ttl))
+                .await
+                .map_err(|e| LockTimeout::Store(e.to_string()))?
+                .map_err(|e| LockTimeout::Store(e.to_string()))?;
+        Ok(asked.map(|lease| {
+            self.held().insert(id, lease.clone());
+            HeldLease { cluster: self.clone(), id, lease }
+        }))
+    }
+
+    /// The lease of `id`, asked again (briefly apart) while another host holds it, until `deadline`.
+    async fn acquire(self: &Arc<Self>, id: SessionId, deadline: Instant) -> Result<HeldLease, LockTimeout> {
+        let mut pause = Duration::from_millis(10);
+        loop {
+            if let Some(held) = self.try_acquire(id).await? {
+                return Ok(held);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(LockTimeout::Busy);
+            }
+            tokio::time::sleep(pause.min(left)).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+}
+
+/// A lease this host holds; given back when dropped.
+#[derive(Debug)]
+struct HeldLease {
+    cluster: Arc<Cluster>,
+    id: SessionId,
+    lease: Lease,
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        {
+            let mut held = self.cluster.held();
+            if held.get(&self.id).is_some_and(|l| l.token == self.lease.token) {
+                held.remove(&self.id);
+            }
+        }
+        // Given back off the request's path; if it cannot be, it expires by itself.
+        let (cluster, lease) = (self.cluster.clone(), self.lease.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || {
+                if let Err(e) = cluster.store.release_lease(&lease) {
+                    tracing::debug!("session {}: {e} (it expires by itself)", lease.session);
+                }
+            });
+        }
+    }
 }
 
 #[derive(Default, Debug)]
@@ -63,17 +173,40 @@ struct Table {
 }
 
 impl SessionLocks {
-    /// Takes the lock of `id`, waiting at most `timeout`.
+    /// Locks whose sessions are leased in `cluster`'s store too (several hosts share it).
+    pub fn clustered(cluster: Arc<Cluster>) -> SessionLocks {
+        SessionLocks { inner: Mutex::default(), cluster: Some(cluster) }
+    }
+
+    /// Takes the lock of `id` (and its lease), waiting at most `timeout`.
     pub async fn lock(&self, id: SessionId, timeout: Duration) -> Result<SessionGuard, LockTimeout> {
+        let deadline = Instant::now() + timeout;
         let mutex = self.mutex_for(id);
-        tokio::time::timeout(timeout, mutex.lock_owned()).await.map_err(|_| LockTimeout)
+        let local = tokio::time::timeout(timeout, mutex.lock_owned()).await.map_err(|_| LockTimeout::Busy)?;
+        let lease = match &self.cluster {
+            Some(cluster) => Some(cluster.acquire(id, deadline).await?),
+            None => None,
+        };
+        Ok(SessionGuard { _local: local, _lease: lease })
     }
 
     /// Takes the lock of `id` only if it is free and nobody waits for it: a lock released to a
     /// waiter passes to it directly, so this never goes before one. For work that must not queue in
-    /// front of the session's requests (a timer's firing), which tries again later instead.
-    pub(crate) fn try_lock(&self, id: SessionId) -> Option<SessionGuard> {
-        self.mutex_for(id).try_lock_owned().ok()
+    /// front of the session's requests (a timer's firing), which tries again later instead. With
+    /// several hosts, the lease is asked for once.
+    pub(crate) async fn try_lock(&self, id: SessionId) -> Option<SessionGuard> {
+        let local = self.mutex_for(id).try_lock_owned().ok()?;
+        let lease = match &self.cluster {
+            Some(cluster) => Some(cluster.try_acquire(id).await.ok()??),
+            None => None,
+        };
+        Some(SessionGuard { _local: local, _lease: lease })
+    }
+
+    /// The lease this host holds for `id` now (none on one host's own store): what the session's
+    /// writes carry.
+    pub(crate) fn lease_of(&self, id: SessionId) -> Option<Lease> {
+        self.cluster.as_ref()?.held().get(&id).cloned()
     }
 
     fn mutex_for(&self, id: SessionId) -> Arc<tokio::sync::Mutex<()>> {
@@ -131,8 +264,8 @@ mod tests {
     async fn try_lock_never_goes_before_a_waiter() {
         let locks = Arc::new(SessionLocks::default());
         let a = SessionId::parse(&"a".repeat(24)).unwrap();
-        let held = locks.try_lock(a).expect("free");
-        assert!(locks.try_lock(a).is_none(), "taken");
+        let held = locks.try_lock(a).await.expect("free");
+        assert!(locks.try_lock(a).await.is_none(), "taken");
         let waiting = tokio::spawn({
             let locks = locks.clone();
             async move { locks.lock(a, Duration::from_secs(5)).await.map(drop) }
@@ -142,9 +275,9 @@ mod tests {
             tokio::task::yield_now().await;
         }
         drop(held);
-        assert!(locks.try_lock(a).is_none(), "released to the waiter, not to the try");
+        assert!(locks.try_lock(a).await.is_none(), "released to the waiter, not to the try");
         waiting.await.unwrap().unwrap();
-        assert!(locks.try_lock(a).is_some(), "free again");
+        assert!(locks.try_lock(a).await.is_some(), "free again");
     }
 
     #[tokio::test]

@@ -24,6 +24,9 @@ pub struct ServerSettings {
     pub root: PathBuf,
     /// fsync each store commit (temp file and directory): survives power loss, costs a few ms a write.
     pub store_durable: bool,
+    /// A PostgreSQL store shared by several hosts (`postgres://…`, `--store-url` or `[store] url`)
+    /// instead of the SQLite one in `<root>/store`.
+    pub store_url: Option<String>,
     /// How long a request waits for its session's lock before it is answered 503.
     pub session_lock_timeout: Duration,
     /// Refuse to start when any mod fails to load, instead of starting without it.
@@ -138,6 +141,23 @@ pub struct PlayerFile {
     /// The HTTP front.
     #[serde(default)]
     pub http: HttpOverrides,
+    /// Where the store is.
+    #[serde(default)]
+    pub store: StoreOverrides,
+}
+
+/// `[store]` in `modhost.toml`: where the store is. Read at start (a restart applies it).
+///
+/// ```toml
+/// [store]
+/// url = "postgres://modhost:secret@db.lan/world"
+/// ```
+#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StoreOverrides {
+    /// A PostgreSQL store shared by several hosts, instead of the SQLite one in `<root>/store`. The
+    /// `--store-url` flag wins over it.
+    pub url: Option<String>,
 }
 
 /// `[http]` in `modhost.toml`: what the HTTP front serves. Read at start (a restart applies it).
@@ -489,6 +509,7 @@ impl ServerSettings {
             addr: SocketAddr::from(([127, 0, 0, 1], 6969)),
             root: root.into(),
             store_durable: false,
+            store_url: None,
             perf: false,
             scratch_store: false,
             session_lock_timeout: Duration::from_secs(10),
@@ -529,6 +550,9 @@ impl ServerSettings {
             }
             let limits = overrides.apply(&self.limits, &self.engine).map_err(table(format!("mods.{id}")))?;
             self.per_mod.insert(id.to_string(), limits);
+        }
+        if self.store_url.is_none() {
+            self.store_url.clone_from(&file.store.url);
         }
         for name in &file.http.allowed_hosts {
             let host = host_name(name).ok_or_else(|| PlayerFileError::Host(name.chars().take(256).collect()))?;

@@ -6,7 +6,7 @@
 use super::bindings::{Error, modhost::plugin};
 use super::state::{CallState, ModContext};
 use crate::perf::Phase;
-use modhost_store::{Store, StoreError};
+use modhost_store::{Lease, Store, StoreError};
 use std::sync::Arc;
 
 fn store_error(e: StoreError) -> Error {
@@ -20,7 +20,7 @@ fn store_error(e: StoreError) -> Error {
         }
         StoreError::Unreadable { .. } => Error::Unreadable(message),
         StoreError::Conflict { .. } => Error::Conflict(message),
-        StoreError::Io { .. } | StoreError::Lock(_) => Error::Io(message),
+        StoreError::Io { .. } | StoreError::Lock(_) | StoreError::LeaseLost { .. } => Error::Io(message),
     }
 }
 
@@ -84,6 +84,15 @@ async fn on_store<T: Send + 'static>(
 
 fn versioned(found: Option<modhost_store::Versioned>) -> Option<plugin::store::Versioned> {
     found.map(|v| plugin::store::Versioned { value: v.value.to_vec(), version: v.version })
+}
+
+impl CallState {
+    /// The lease the running call's session holds on this host, when several hosts share the store:
+    /// every write of the call carries it, and is refused once it is no longer this host's.
+    fn lease(&self) -> Option<Lease> {
+        let session = self.chain.session?;
+        self.cx.peers.get()?.upgrade()?.sessions.lease_of(session)
+    }
 }
 
 impl plugin::store::Host for CallState {
@@ -172,13 +181,14 @@ impl plugin::store::Host for CallState {
 
     async fn ns_set(&mut self, namespace: String, key: String, value: Vec<u8>) -> Result<u64, Error> {
         let start = self.clock();
+        let lease = self.lease();
         let (k, len) = (key.clone(), value.len());
         let done = on_store(
             &self.cx,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, len),
-            move |s, ns| s.set(ns, &key, &value),
+            move |s, ns| s.leased(lease.as_ref()).set(ns, &key, &value),
         )
         .await;
         self.clocked(Phase::StoreSet, start, done)
@@ -192,13 +202,14 @@ impl plugin::store::Host for CallState {
         expected: Option<u64>,
     ) -> Result<u64, Error> {
         let start = self.clock();
+        let lease = self.lease();
         let (k, len) = (key.clone(), value.len());
         let done = on_store(
             &self.cx,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, len),
-            move |s, ns| s.set_if_version(ns, &key, &value, expected),
+            move |s, ns| s.leased(lease.as_ref()).set_if_version(ns, &key, &value, expected),
         )
         .await;
         self.clocked(Phase::StoreSet, start, done)
@@ -206,13 +217,14 @@ impl plugin::store::Host for CallState {
 
     async fn ns_delete(&mut self, namespace: String, key: String) -> Result<bool, Error> {
         let start = self.clock();
+        let lease = self.lease();
         let k = key.clone();
         let done = on_store(
             &self.cx,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, 0),
-            move |s, ns| s.delete(ns, &key),
+            move |s, ns| s.leased(lease.as_ref()).delete(ns, &key),
         )
         .await;
         self.clocked(Phase::StoreSet, start, done)
@@ -265,13 +277,14 @@ impl plugin::store::Host for CallState {
         patch: Vec<u8>,
     ) -> Result<u64, Error> {
         let start = self.clock();
+        let lease = self.lease();
         let (k, len) = (key.clone(), patch.len());
         let done = on_store(
             &self.cx,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, true, len),
-            move |s, ns| s.doc_patch(ns, &key, &path, &patch, None),
+            move |s, ns| s.leased(lease.as_ref()).doc_patch(ns, &key, &path, &patch, None),
         )
         .await;
         self.clocked(Phase::StoreSet, start, done)
@@ -286,13 +299,14 @@ impl plugin::store::Host for CallState {
         expected: u64,
     ) -> Result<u64, Error> {
         let start = self.clock();
+        let lease = self.lease();
         let (k, len) = (key.clone(), patch.len());
         let done = on_store(
             &self.cx,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, true, len),
-            move |s, ns| s.doc_patch(ns, &key, &path, &patch, Some(expected)),
+            move |s, ns| s.leased(lease.as_ref()).doc_patch(ns, &key, &path, &patch, Some(expected)),
         )
         .await;
         self.clocked(Phase::StoreSet, start, done)

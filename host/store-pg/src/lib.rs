@@ -26,15 +26,15 @@
 
 mod backup;
 mod fold;
+mod leases;
 mod pool;
-#[cfg(feature = "testing")]
 pub mod testing;
 
 use bytes::Bytes;
 use modhost_db::{Patch, Snapshot};
 use modhost_store::{
-    Backend, MAX_VALUE_BYTES, Quotas, Store, StoreError, Usage, Versioned, WriteFence, check_expected, check_key,
-    check_patch, document_error, fold_due, parse_document,
+    Backend, Lease, MAX_VALUE_BYTES, Quotas, Store, StoreError, Usage, Versioned, WriteFence, check_expected,
+    check_key, check_patch, document_error, fold_due, parse_document,
 };
 use pool::{Pool, Statements, statement};
 use postgres::Transaction;
@@ -42,13 +42,15 @@ use postgres::error::SqlState;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Values kept in memory, in bytes; past it the cache is emptied and refills from the database.
 const CACHE_BUDGET: usize = 256 << 20;
 /// A transaction that loses a race (a serialization failure, a deadlock, a key created by another
 /// host between our look and our insert) is run again, this many times at most.
 const ATTEMPTS: usize = 8;
+/// How long a transaction may sit idle (its host stalled mid-commit) before the server ends it, ms.
+const STALLED_MS: u64 = 5_000;
 
 /// Opens the store at `url` (`postgres://…`), creating its tables if they are missing.
 pub fn connect(url: &str) -> Result<Store, StoreError> {
@@ -102,6 +104,8 @@ struct Cache {
 /// Everything the store's calls and its maintenance thread share.
 pub(crate) struct Shared {
     pool: Pool,
+    /// Connections for sessions' leases (`leases.rs`).
+    leases: Pool,
     cache: Mutex<Cache>,
     quotas: Mutex<Quotas>,
     /// Prefixes of the namespaces never backed up ([`Store::without_backups`]).
@@ -211,7 +215,15 @@ impl PgStore {
     /// and starts the maintenance thread (folds).
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
         let unreachable = |reason: String| StoreError::Io { op: "open", key: "the store".into(), reason };
-        let pool = Pool::new(url).map_err(unreachable)?;
+        // A transaction left open by a host that stalled (a frozen process) holds its rows' locks: the
+        // server ends it, so the session's next host is never blocked behind it for long.
+        let pool =
+            Pool::new(url, &format!("-c idle_in_transaction_session_timeout={STALLED_MS}")).map_err(unreachable)?;
+        // Leases need no fsync of their own: a write that carries one commits synchronously, which
+        // flushes the lease's grant before it; a grant lost in a crash is harmless, since the
+        // fencing check compares the holder too. A grant waits for a row lock at most briefly (a
+        // write of the old holder finishing), then the caller tries again.
+        let leases = Pool::new(url, "-c synchronous_commit=off -c lock_timeout=2000").map_err(unreachable)?;
         let mut client = pool.connect().map_err(unreachable)?;
         let schema = |e: postgres::Error| unreachable(format!("creating the store's tables: {}", reason(&e)));
         let mut tx = client.transaction().map_err(schema)?;
@@ -220,6 +232,7 @@ impl PgStore {
         tx.commit().map_err(schema)?;
         let shared = Arc::new(Shared {
             pool,
+            leases,
             cache: Mutex::new(Cache::default()),
             quotas: Mutex::new(Quotas::default()),
             unbacked: Mutex::new(Vec::new()),
@@ -557,6 +570,7 @@ impl Backend for PgStore {
         key: &str,
         value: Option<&[u8]>,
         expected: Option<Option<u64>>,
+        lease: Option<&Lease>,
     ) -> Result<(u64, bool), StoreError> {
         check_key(namespace)?;
         check_key(key)?;
@@ -572,6 +586,7 @@ impl Backend for PgStore {
         let mut backed_up = false;
         let (version, existed) = shared.transact(op, key, |tx, statements| {
             backed_up = false;
+            leases::check(tx, statements, lease, key)?;
             let current = lock(tx, statements, &id)?;
             check_expected(key, current.as_ref().map(|c| c.version), expected)?;
             let existed = current.is_some();
@@ -673,6 +688,7 @@ impl Backend for PgStore {
         path: &str,
         patch: &[u8],
         expected: Option<u64>,
+        lease: Option<&Lease>,
     ) -> Result<u64, StoreError> {
         let parsed = check_patch(namespace, key, path, patch)?;
         let shared = &self.shared;
@@ -681,6 +697,7 @@ impl Backend for PgStore {
             let writing = shared.mark_writing(&id);
             let record = path.len() + patch.len();
             let outcome = shared.transact("write", key, |tx, statements| {
+                leases::check(tx, statements, lease, key)?;
                 let Some(current) = lock(tx, statements, &id)? else {
                     check_expected(key, None, expected.map(Some))?;
                     return Ok(None);
@@ -714,7 +731,7 @@ impl Backend for PgStore {
                 // our look, patch what it wrote instead.
                 let doc =
                     parse_document(key, Bytes::from_static(b"{}"))?.patched(&parsed).map_err(document_error(key))?;
-                match self.write(namespace, key, Some(&doc.text()), Some(None)) {
+                match self.write(namespace, key, Some(&doc.text()), Some(None), lease) {
                     Ok((version, _)) => return Ok(version),
                     Err(StoreError::Conflict { .. }) if expected.is_none() => continue,
                     Err(e) => return Err(e),
@@ -784,5 +801,17 @@ impl Backend for PgStore {
 
     fn compact(&self) -> Result<usize, StoreError> {
         self.maintenance.fold_all(&self.shared)
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn acquire_lease(&self, session: &str, holder: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        leases::acquire(&self.shared, session, holder, ttl)
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
+        leases::release(&self.shared, lease)
     }
 }

@@ -42,6 +42,12 @@ pub(crate) const SCHEMA: &str = r#"
     );
     -- Versions: one sequence for every key of every host, so a version is never handed out twice.
     CREATE SEQUENCE IF NOT EXISTS modhost.versions;
+    -- Sessions' leases: the host that serves a session, until when, and the fencing token its writes
+    -- carry (raised by every grant).
+    CREATE TABLE IF NOT EXISTS modhost.leases (
+        session TEXT COLLATE "C" PRIMARY KEY, holder TEXT NOT NULL, token BIGINT NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+    );
 "#;
 
 /// Connections kept open; a caller past them waits for one to be given back.
@@ -133,13 +139,16 @@ impl Drop for Taken<'_> {
 }
 
 impl Pool {
-    /// A pool for `url` (`postgres://user:password@host:port/database`, or `?host=/socket/folder`).
-    pub(crate) fn new(url: &str) -> Result<Pool, String> {
+    /// A pool for `url` (`postgres://user:password@host:port/database`, or `?host=/socket/folder`),
+    /// each connection started with `settings` (`-c name=value …`, after the URL's own `options`).
+    pub(crate) fn new(url: &str, settings: &str) -> Result<Pool, String> {
         let mut config =
             Config::from_str(url).map_err(|e| format!("`{}` is not a PostgreSQL URL: {e}", redact(url)))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
+        let options = format!("{} {settings}", config.get_options().unwrap_or_default());
+        config.options(options.trim());
         config.application_name("modhost");
         Ok(Pool { config, shown: redact(url), free: Mutex::new(Free::default()), returned: Condvar::new() })
     }
@@ -186,6 +195,17 @@ impl Pool {
 
     fn free(&self) -> MutexGuard<'_, Free> {
         self.free.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // A client says goodbye to the server as it drops, blocking on its own runtime, which panics
+        // on a thread that runs an async runtime's tasks; the store may be dropped on one.
+        let idle = std::mem::take(&mut self.free().idle);
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
     }
 }
 

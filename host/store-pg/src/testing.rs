@@ -1,4 +1,4 @@
-//! A PostgreSQL server of a test's own (feature `testing`): `initdb` into a temporary folder, started
+//! A PostgreSQL server of a test's own: `initdb` into a temporary folder, started
 //! on a Unix socket in that folder (no TCP port, so tests never collide), stopped when dropped.
 //!
 //! The binaries are Debian's (`postgresql`), found on `PATH` or under `/usr/lib/postgresql/<version>/bin`.

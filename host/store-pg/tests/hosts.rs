@@ -122,3 +122,35 @@ fn a_restarted_server_fails_calls_with_a_clear_error_then_serves_again_by_itself
     a.set("game", "profile", b"after").unwrap();
     assert_eq!(a.get("game", "profile").unwrap().unwrap().as_ref(), b"after");
 }
+
+#[test]
+fn a_session_is_granted_to_one_host_at_a_time_and_a_write_under_a_lost_lease_is_refused() {
+    let server = Server::start();
+    let (a, b) = two_hosts(&server);
+    let session = "0123456789abcdef01234567";
+    let ttl = Duration::from_secs(30);
+    let first = a.acquire_lease(session, "host-a", ttl).unwrap().expect("a free session is granted");
+    assert_eq!(b.acquire_lease(session, "host-b", ttl).unwrap(), None, "held by a");
+    a.leased(Some(&first)).set("game", "profile", b"a's").unwrap();
+    // Released, the session goes to b at once, with a higher token; a's old lease writes nothing.
+    a.release_lease(&first).unwrap();
+    let second = b.acquire_lease(session, "host-b", ttl).unwrap().expect("released");
+    assert!(second.token > first.token, "{second:?} after {first:?}");
+    let refused = a.leased(Some(&first)).set("game", "profile", b"a's late write");
+    assert!(matches!(refused, Err(StoreError::LeaseLost { .. })), "{refused:?}");
+    let refused = a.leased(Some(&first)).doc_patch("game", "doc", "x", b"1", None);
+    assert!(matches!(refused, Err(StoreError::LeaseLost { .. })), "{refused:?}");
+    assert_eq!(b.get("game", "profile").unwrap().unwrap().as_ref(), b"a's");
+    assert_eq!(b.get("game", "doc").unwrap(), None);
+    b.leased(Some(&second)).set("game", "profile", b"b's").unwrap();
+    // A lease that expires (its host died or froze) is granted to the next host that asks.
+    b.release_lease(&second).unwrap();
+    let short = b.acquire_lease(session, "host-b", Duration::from_millis(200)).unwrap().unwrap();
+    assert_eq!(a.acquire_lease(session, "host-a", ttl).unwrap(), None, "not yet expired");
+    std::thread::sleep(Duration::from_millis(400));
+    let third = a.acquire_lease(session, "host-a", ttl).unwrap().expect("expired");
+    assert!(third.token > short.token);
+    let refused = b.leased(Some(&short)).set("game", "profile", b"b's late write");
+    assert!(matches!(refused, Err(StoreError::LeaseLost { .. })), "{refused:?}");
+    assert_eq!(a.get("game", "profile").unwrap().unwrap().as_ref(), b"b's");
+}

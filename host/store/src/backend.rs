@@ -14,6 +14,7 @@ use crate::{Local, Quotas, StoreError, Usage, Versioned, WriteFence};
 use bytes::Bytes;
 use modhost_db::{DbError, Snapshot};
 use std::path::Path;
+use std::time::Duration;
 
 /// What a store engine provides. Every method's contract is the one documented on [`Store`]; an
 /// engine checks keys with [`crate::check_key`] and answers the same [`StoreError`]s for the same
@@ -30,6 +31,7 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         key: &str,
         value: Option<&[u8]>,
         expected: Option<Option<u64>>,
+        lease: Option<&Lease>,
     ) -> Result<(u64, bool), StoreError>;
     /// [`Store::list`].
     fn list(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, StoreError>;
@@ -45,6 +47,7 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         path: &str,
         patch: &[u8],
         expected: Option<u64>,
+        lease: Option<&Lease>,
     ) -> Result<u64, StoreError>;
     /// [`Store::set_quotas`].
     fn set_quotas(&self, quotas: Quotas);
@@ -62,6 +65,31 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn durable(&self) -> bool;
     /// [`Store::compact`].
     fn compact(&self) -> Result<usize, StoreError>;
+    /// [`Store::shared`]. One process's store by default.
+    fn shared(&self) -> bool {
+        false
+    }
+    /// [`Store::acquire_lease`]. Without other hosts there is nothing to take: always granted.
+    fn acquire_lease(&self, session: &str, holder: &str, _ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        Ok(Some(Lease { session: session.to_owned(), holder: holder.to_owned(), token: 0 }))
+    }
+    /// [`Store::release_lease`].
+    fn release_lease(&self, _lease: &Lease) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// A session's lease on a store shared by several hosts: while it is current, this host alone
+/// serves the session, and a write that carries it commits only while it is still current (the
+/// database checks the holder and the token in the write's transaction: a fencing token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The session (its id as text).
+    pub session: String,
+    /// Which host holds it (unique per process).
+    pub holder: String,
+    /// Raised by every grant of the session's lease, to any host.
+    pub token: i64,
 }
 
 /// The store: durable values by namespace and key, on whichever engine it was opened with.
@@ -94,7 +122,7 @@ impl Store {
 
     /// Commits `value` under `key` atomically; answers the new version.
     pub fn set(&self, namespace: &str, key: &str, value: &[u8]) -> Result<u64, StoreError> {
-        Ok(self.engine.write(namespace, key, Some(value), None)?.0)
+        self.leased(None).set(namespace, key, value)
     }
 
     /// Commits `value` only if the key is still at `expected` (`None`: only if it does not exist).
@@ -105,12 +133,34 @@ impl Store {
         value: &[u8],
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
-        Ok(self.engine.write(namespace, key, Some(value), Some(expected))?.0)
+        self.leased(None).set_if_version(namespace, key, value, expected)
     }
 
     /// Removes `key`; answers whether it existed.
     pub fn delete(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
-        Ok(self.engine.write(namespace, key, None, None)?.1)
+        self.leased(None).delete(namespace, key)
+    }
+
+    /// The writes of a request that holds `lease` (none: not fenced): each commits only while the
+    /// lease is still this host's, and is refused with [`StoreError::LeaseLost`] after.
+    pub fn leased<'a>(&'a self, lease: Option<&'a Lease>) -> Leased<'a> {
+        Leased { store: self, lease }
+    }
+
+    /// Whether several hosts share this store, so that a session's lock must be a lease in it.
+    pub fn shared(&self) -> bool {
+        self.engine.shared()
+    }
+
+    /// Takes `session`'s lease for `holder` for `ttl`: granted (with a token higher than any before)
+    /// when it is free, expired, or `holder`'s already; `None` while another host holds it.
+    pub fn acquire_lease(&self, session: &str, holder: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        self.engine.acquire_lease(session, holder, ttl)
+    }
+
+    /// Gives a lease back at once (another host may take the session now), if it is still current.
+    pub fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.engine.release_lease(lease)
     }
 
     /// The keys in `namespace` starting with `prefix`, sorted.
@@ -162,7 +212,7 @@ impl Store {
         patch: &[u8],
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
-        self.engine.doc_patch(namespace, key, path, patch, expected)
+        self.leased(None).doc_patch(namespace, key, path, patch, expected)
     }
 
     /// Holds every namespace to `quotas` from now on (the defaults until this is called). Writes that
@@ -213,5 +263,46 @@ impl Store {
     /// keys were folded.
     pub fn compact(&self) -> Result<usize, StoreError> {
         self.engine.compact()
+    }
+}
+
+/// A store's writes under a session's lease ([`Store::leased`]).
+pub struct Leased<'a> {
+    store: &'a Store,
+    lease: Option<&'a Lease>,
+}
+
+impl Leased<'_> {
+    /// [`Store::set`], fenced.
+    pub fn set(&self, namespace: &str, key: &str, value: &[u8]) -> Result<u64, StoreError> {
+        Ok(self.store.engine.write(namespace, key, Some(value), None, self.lease)?.0)
+    }
+
+    /// [`Store::set_if_version`], fenced.
+    pub fn set_if_version(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &[u8],
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        Ok(self.store.engine.write(namespace, key, Some(value), Some(expected), self.lease)?.0)
+    }
+
+    /// [`Store::delete`], fenced.
+    pub fn delete(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
+        Ok(self.store.engine.write(namespace, key, None, None, self.lease)?.1)
+    }
+
+    /// [`Store::doc_patch`], fenced.
+    pub fn doc_patch(
+        &self,
+        namespace: &str,
+        key: &str,
+        path: &str,
+        patch: &[u8],
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        self.store.engine.doc_patch(namespace, key, path, patch, expected, self.lease)
     }
 }

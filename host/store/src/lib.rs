@@ -37,7 +37,7 @@ mod lock;
 mod quota;
 mod sql;
 
-pub use backend::{Backend, Store};
+pub use backend::{Backend, Lease, Leased, Store};
 pub use doc::{check_patch, document_error, fold_due, parse as parse_document};
 pub use history::{BACKUP_EVERY, ROW_OVERHEAD as BACKUP_ROW_OVERHEAD, cost as backup_cost, slot as backup_slot};
 pub use lock::LockError;
@@ -118,6 +118,15 @@ pub enum StoreError {
         /// The key, as the caller named it.
         key: String,
         /// SQLite's or the OS's message (`database or disk is full`, …).
+        reason: String,
+    },
+    /// The write carried a session's lease that is no longer this host's (it expired, or another
+    /// host took the session): refused by the database, nothing written.
+    #[error("could not write `{key}`: {reason}; nothing was written")]
+    LeaseLost {
+        /// The key, as the caller named it.
+        key: String,
+        /// Which lease, and what holds the session now.
         reason: String,
     },
     /// The store could not be opened: it is in use, or its directory or database is unusable.
@@ -338,7 +347,9 @@ impl Backend for Local {
         key: &str,
         value: Option<&[u8]>,
         expected: Option<Option<u64>>,
+        _lease: Option<&Lease>,
     ) -> Result<(u64, bool), StoreError> {
+        // One process owns the store (the root lock): its session mutex is the whole lock.
         self.inner.write(namespace, key, value, expected)
     }
 
@@ -433,6 +444,7 @@ impl Backend for Local {
         path: &str,
         patch: &[u8],
         expected: Option<u64>,
+        _lease: Option<&Lease>,
     ) -> Result<u64, StoreError> {
         self.patch_document(namespace, key, path, patch, expected)
     }

@@ -4,6 +4,7 @@
 mod api_contract;
 mod boot;
 mod check;
+mod cluster;
 mod config;
 mod containment;
 mod contract;

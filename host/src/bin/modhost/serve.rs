@@ -16,6 +16,11 @@ pub(crate) struct Args {
     /// fsync every store commit (temp file and directory): survives power loss, costs a few ms a write.
     #[arg(long, env = "MODHOST_STORE_DURABLE")]
     store_durable: bool,
+    /// A PostgreSQL store shared by several hosts (postgres://user:password@host/database, or
+    /// ?host=/socket/folder), instead of the SQLite one in <root>/store. Also `[store] url` in
+    /// modhost.toml.
+    #[arg(long, env = "MODHOST_STORE_URL")]
+    store_url: Option<String>,
     /// Refuse to start when any mod fails to load (by default the server starts without it); a reload
     /// is then refused when any mod fails.
     #[arg(long)]
@@ -52,6 +57,7 @@ impl Args {
         let mut config = ServerSettings::new(self.root);
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         config.store_durable = self.store_durable;
+        config.store_url = self.store_url;
         config.strict = self.strict;
         config.watch = self.watch;
         config.perf = self.perf;

@@ -1,0 +1,61 @@
+//! Several hosts serving one world from a PostgreSQL store (a server of the test's own): a
+//! session's requests spread over two hosts run one at a time (the session's lease), so concurrent
+//! purchases are each applied or refused and the money is exact; a profile written on one host is
+//! what the other serves.
+
+use crate::emulator::{A, Player, ROUBLES};
+use crate::game_trade::db;
+use modhost_gamedb::{RIFLE, TRADER};
+use modhost_store_pg::testing::Server;
+use modhost_tests::TestServer;
+use serde_json::json;
+
+/// Prapor's rifle offer, 25 000 roubles.
+const OFFER: &str = "6000000000000000000000a1";
+
+async fn host(url: &str) -> TestServer {
+    let url = url.to_owned();
+    TestServer::builder()
+        .db_json(&db(0).to_string())
+        .config(move |c| {
+            c.builtin_mods = true;
+            c.store_url = Some(url.clone());
+        })
+        .start()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forty_purchases_on_one_session_over_two_hosts_are_each_applied_or_refused_and_the_money_is_exact() {
+    let pg = tokio::task::spawn_blocking(Server::start).await.unwrap();
+    let (a, b) = (host(&pg.url()).await, host(&pg.url()).await);
+    let player = Player::new(a.addr, A, "Cluster").await;
+    let money = player.units(ROUBLES).await;
+    assert_eq!(money, 500_000);
+    // Both hosts serve the profile the first one created.
+    let on_b = Player {
+        addr: b.addr,
+        session: player.session.clone(),
+        uid: player.uid.clone(),
+        stash: player.stash.clone(),
+        roubles: player.roubles.clone(),
+        pockets: player.pockets.clone(),
+    };
+    assert_eq!(on_b.profile().await["_id"], player.profile().await["_id"]);
+
+    let buys = (0..40).map(|i| {
+        let at = if i % 2 == 0 { &player } else { &on_b };
+        let buy = json!({"Action": "TradingConfirm", "type": "buy_from_trader", "tid": TRADER, "item_id": OFFER,
+                         "count": 1, "scheme_id": 0, "scheme_items": [{"id": player.roubles, "count": 25_000}]});
+        async move { at.act(buy).await }
+    });
+    let answers = futures_util::future::join_all(buys).await;
+    // Each answered (`act` asserts every answer is the game's), applied or refused with a reason.
+    let applied = answers.iter().filter(|a| a.is_none()).count() as u64;
+    assert!(applied >= 10, "{answers:?}");
+    for at in [&player, &on_b] {
+        assert_eq!(at.of(RIFLE).await.len() as u64, applied);
+        assert_eq!(at.units(ROUBLES).await, money - 25_000 * applied);
+    }
+}
