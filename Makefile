@@ -4,7 +4,7 @@
 ROOT ?= modhost-data
 PORT ?= 6969
 
-.PHONY: setup setup-polyglot setup-browser setup-registry setup-postgres polyglot run build test check-mods example-hello bench bench-wrk
+.PHONY: setup setup-polyglot setup-browser setup-registry setup-cluster polyglot run build test check-mods example-hello bench bench-wrk
 
 ## setup: install the Rust target mods are built for (a fresh machine does not have it).
 setup:
@@ -43,10 +43,12 @@ setup-browser:
 setup-registry:
 	@test -x /usr/bin/docker-registry || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-registry)
 
-## setup-postgres: Debian's postgresql (its initdb and pg_ctl), which the PostgreSQL store's tests
-## (host/store-pg, tests/) run as servers of their own in temporary folders, on Unix sockets.
-setup-postgres:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql)
+## setup-cluster: Debian's postgresql (its initdb and pg_ctl), which the PostgreSQL store's tests
+## (host/store-pg, tests/) run as servers of their own in temporary folders, on Unix sockets; and
+## haproxy, which tests/tests/cluster.rs puts in front of two hosts.
+setup-cluster:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v haproxy >/dev/null || \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql haproxy)
 
 polyglot: setup-polyglot
 	mkdir -p $(POLYGLOT)
@@ -67,7 +69,7 @@ polyglot: setup-polyglot
 ## cost: one VM measured 7x and 2.6x, the current one (kernel 6.18, a Firecracker guest) 11.6x and 3.6x
 ## for the code before issue 17 as well as after; 16x and 5x still catch a doubling of what modhost
 ## adds. Both print their numbers.
-test: setup polyglot setup-browser setup-registry setup-postgres
+test: setup polyglot setup-browser setup-registry setup-cluster
 	cargo test --release
 	@# The game is built for wasm32 and is not a default member (its serde_json features differ); its
 	@# unit tests run natively here.

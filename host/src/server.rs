@@ -90,10 +90,12 @@ impl Server {
         // The server's session locks and realtime parts (the notifier's hub, mods' sockets, the timers,
         // kept in the store): every generation shares them, and the sandbox is handed them.
         // On a store shared by several hosts, a session's lock is also a lease in it, lasting twice
-        // the longest call (at least 10 s): a dead or frozen host's sessions go elsewhere after it.
+        // the longest call (at least 10 s) unless the player says: a dead or frozen host's sessions go
+        // elsewhere after it. A call longer than its lease would have its writes refused.
         let sessions = Arc::new(match store.shared() {
             true => {
-                let ttl = (config.limits.call_deadline * 2).max(Duration::from_secs(10));
+                let ttl =
+                    config.session_lease.unwrap_or((config.limits.call_deadline * 2).max(Duration::from_secs(10)));
                 SessionLocks::clustered(Arc::new(crate::session::Cluster::new(store.clone(), ttl)))
             }
             false => SessionLocks::default(),

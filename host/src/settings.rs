@@ -27,6 +27,9 @@ pub struct ServerSettings {
     /// A PostgreSQL store shared by several hosts (`postgres://…`, `--store-url` or `[store] url`)
     /// instead of the SQLite one in `<root>/store`.
     pub store_url: Option<String>,
+    /// With a shared store: how long a session's lease lasts (`--session-lease-ms`); `None`: twice the
+    /// call deadline, at least 10 s. A host that dies or freezes keeps its sessions this long.
+    pub session_lease: Option<Duration>,
     /// How long a request waits for its session's lock before it is answered 503.
     pub session_lock_timeout: Duration,
     /// Refuse to start when any mod fails to load, instead of starting without it.
@@ -510,6 +513,7 @@ impl ServerSettings {
             root: root.into(),
             store_durable: false,
             store_url: None,
+            session_lease: None,
             perf: false,
             scratch_store: false,
             session_lock_timeout: Duration::from_secs(10),

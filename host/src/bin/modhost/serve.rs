@@ -21,6 +21,11 @@ pub(crate) struct Args {
     /// modhost.toml.
     #[arg(long, env = "MODHOST_STORE_URL")]
     store_url: Option<String>,
+    /// With --store-url: how long a session's lease lasts, in milliseconds (default: twice
+    /// --call-timeout-ms, at least 10 s). A host that dies or freezes keeps its sessions this long;
+    /// a call that runs longer has its writes refused.
+    #[arg(long, requires = "store_url")]
+    session_lease_ms: Option<u64>,
     /// Refuse to start when any mod fails to load (by default the server starts without it); a reload
     /// is then refused when any mod fails.
     #[arg(long)]
@@ -58,6 +63,10 @@ impl Args {
         config.addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         config.store_durable = self.store_durable;
         config.store_url = self.store_url;
+        if let Some(ms) = self.session_lease_ms {
+            anyhow::ensure!(ms >= 100, "--session-lease-ms must be at least 100");
+            config.session_lease = Some(Duration::from_millis(ms));
+        }
         config.strict = self.strict;
         config.watch = self.watch;
         config.perf = self.perf;
