@@ -84,7 +84,10 @@ fn fold(shared: &Shared, id: &Id) -> Result<bool, StoreError> {
         // Never refused: a fold rewrites what is there.
         let change = as_i64(text.len()) - as_i64(current.stored + current.pending_bytes);
         tx.execute("UPDATE modhost.usage SET bytes = bytes + $2 WHERE ns = $1", &[&id.0, &change])?;
-        tx.execute("UPDATE modhost.kv SET value = $3 WHERE ns = $1 AND key = $2", &[&id.0, &id.1, &text.as_ref()])?;
+        tx.execute(
+            "UPDATE modhost.kv SET value = $3, pending = 0, pending_bytes = 0 WHERE ns = $1 AND key = $2",
+            &[&id.0, &id.1, &text.as_ref()],
+        )?;
         tx.execute("DELETE FROM modhost.patches WHERE ns = $1 AND key = $2", &[&id.0, &id.1])?;
         Ok(Some(Cached {
             version: current.version,

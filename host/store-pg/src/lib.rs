@@ -180,24 +180,21 @@ const VERSION: &str = "SELECT version FROM modhost.kv WHERE ns = $1 AND key = $2
 /// A key's stored value and its patch records in order, in one statement (one snapshot).
 const LOAD: &str = "SELECT 0::BIGINT, version, value, ''::TEXT FROM modhost.kv WHERE ns = $1 AND key = $2
     UNION ALL SELECT 1, seq, patch, path FROM modhost.patches WHERE ns = $1 AND key = $2 ORDER BY 1, 2";
-/// The key's row, locked until the transaction ends, with what its records weigh.
-const LOCK: &str = "SELECT version, octet_length(value)::BIGINT,
-        (SELECT count(*) FROM modhost.patches p WHERE p.ns = $1 AND p.key = $2),
-        (SELECT coalesce(sum(octet_length(p.path) + octet_length(p.patch)), 0)::BIGINT
-           FROM modhost.patches p WHERE p.ns = $1 AND p.key = $2)
+/// The key's row, locked until the transaction ends, with its records' count and bytes.
+const LOCK: &str = "SELECT version, octet_length(value)::BIGINT, pending, pending_bytes
     FROM modhost.kv WHERE ns = $1 AND key = $2 FOR UPDATE";
 const USAGE_CHANGE: &str = "INSERT INTO modhost.usage (ns, bytes, keys) VALUES ($1, $2, $3)
     ON CONFLICT (ns) DO UPDATE SET bytes = modhost.usage.bytes + excluded.bytes, keys = modhost.usage.keys + excluded.keys
     RETURNING bytes, keys";
 const DELETE_PATCHES: &str = "DELETE FROM modhost.patches WHERE ns = $1 AND key = $2";
-const UPDATE: &str = "UPDATE modhost.kv SET value = $3, version = nextval('modhost.versions')
-    WHERE ns = $1 AND key = $2 RETURNING version";
+const UPDATE: &str = "UPDATE modhost.kv SET value = $3, version = nextval('modhost.versions'), pending = 0,
+    pending_bytes = 0 WHERE ns = $1 AND key = $2 RETURNING version";
 const INSERT: &str = "INSERT INTO modhost.kv (ns, key, value, version) VALUES ($1, $2, $3, nextval('modhost.versions'))
     ON CONFLICT (ns, key) DO NOTHING RETURNING version";
 const DELETE: &str = "DELETE FROM modhost.kv WHERE ns = $1 AND key = $2";
 const INSERT_PATCH: &str = "INSERT INTO modhost.patches (ns, key, path, patch) VALUES ($1, $2, $3, $4)";
-const BUMP: &str = "UPDATE modhost.kv SET version = nextval('modhost.versions') WHERE ns = $1 AND key = $2
-    RETURNING version";
+const BUMP: &str = "UPDATE modhost.kv SET version = nextval('modhost.versions'), pending = pending + 1,
+    pending_bytes = pending_bytes + $3 WHERE ns = $1 AND key = $2 RETURNING version";
 const LIST: &str = "SELECT key FROM modhost.kv WHERE ns = $1 AND key >= $2 AND key < $3 ORDER BY key";
 const NAMESPACES: &str = "SELECT DISTINCT ns FROM modhost.kv ORDER BY ns";
 const USAGE: &str = "SELECT bytes, keys, history FROM modhost.usage WHERE ns = $1";
@@ -715,7 +712,7 @@ impl Backend for PgStore {
                 let insert = statement(statements, tx, INSERT_PATCH)?;
                 tx.execute(&insert, &[&id.0, &id.1, &path, &patch])?;
                 let bump = statement(statements, tx, BUMP)?;
-                let version = tx.query_one(&bump, &[&id.0, &id.1])?.get::<_, i64>(0) as u64;
+                let version = tx.query_one(&bump, &[&id.0, &id.1, &as_i64(record)])?.get::<_, i64>(0) as u64;
                 Ok(Some(Cached {
                     version,
                     bytes: None,

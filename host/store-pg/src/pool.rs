@@ -20,6 +20,9 @@ pub(crate) const SCHEMA: &str = r#"
     CREATE TABLE IF NOT EXISTS modhost.kv (
         ns TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL,
         value BYTEA NOT NULL, version BIGINT NOT NULL,
+        -- The key's patch records not yet folded, and their bytes: kept here so that a patch reads
+        -- one row, not every record before it.
+        pending BIGINT NOT NULL DEFAULT 0, pending_bytes BIGINT NOT NULL DEFAULT 0,
         PRIMARY KEY (ns, key)
     );
     -- Document patches not yet folded into kv.value, applied in seq order on load.
