@@ -1,7 +1,7 @@
 //! Several hosts serving one world from a PostgreSQL store (a server of the test's own): a
 //! session's requests spread over two hosts run one at a time (the session's lease), so concurrent
 //! purchases are each applied or refused and the money is exact; a profile written on one host is
-//! what the other serves.
+//! what the other serves; PostgreSQL stopped costs a 503 that names it, and nothing acknowledged.
 
 use crate::emulator::{A, Player, ROUBLES};
 use crate::game_trade::db;
@@ -58,4 +58,32 @@ async fn forty_purchases_on_one_session_over_two_hosts_are_each_applied_or_refus
         assert_eq!(at.of(RIFLE).await.len() as u64, applied);
         assert_eq!(at.units(ROUBLES).await, money - 25_000 * applied);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgresql_stopped_and_restarted_costs_a_clear_503_loses_nothing_acknowledged_and_service_resumes() {
+    let pg = std::sync::Arc::new(tokio::task::spawn_blocking(Server::start).await.unwrap());
+    let a = host(&pg.url()).await;
+    let player = Player::new(a.addr, A, "Restart").await;
+    let buy = json!({"Action": "TradingConfirm", "type": "buy_from_trader", "tid": TRADER, "item_id": OFFER,
+                     "count": 1, "scheme_id": 0, "scheme_items": [{"id": player.roubles, "count": 25_000}]});
+    assert_eq!(player.act(buy.clone()).await, None);
+    let down = pg.clone();
+    tokio::task::spawn_blocking(move || down.stop()).await.unwrap();
+    // A request of the session during the outage: 503, naming the database.
+    let during = modhost_tests::client::send(
+        a.addr,
+        &modhost_tests::client::Call::post("/client/game/profile/items/moving", b"{}").session(A),
+    )
+    .await
+    .unwrap();
+    assert_eq!(during.status, 503, "{}", during.text());
+    assert!(during.text().contains("PostgreSQL"), "{}", during.text());
+    let up = pg.clone();
+    tokio::task::spawn_blocking(move || up.restart()).await.unwrap();
+    // Back by itself: what was acknowledged before is there, and the next purchase applies.
+    assert_eq!(player.of(RIFLE).await.len(), 1);
+    assert_eq!(player.units(ROUBLES).await, 475_000);
+    assert_eq!(player.act(buy).await, None);
+    assert_eq!(player.units(ROUBLES).await, 450_000);
 }

@@ -17,8 +17,25 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The session every request of the mix uses: one fixed player, as a single client is.
-pub(crate) const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
+/// The session every request of a run uses: one player, as a single client is. A new one for each
+/// run ([`new_session`]): runs against one shared store (`--store-url`) must not meet each other's
+/// profile.
+static SESSION: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// This run's session id.
+fn session() -> String {
+    SESSION.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+}
+
+/// Starts a run with a session id (24 hex digits) no earlier run used; answers its tail, for a
+/// nickname as unique.
+fn new_session() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let id = format!("{:024x}", nanos ^ (u128::from(std::process::id()) << 64));
+    let id = id[id.len() - 24..].to_owned();
+    *SESSION.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = id.clone();
+    id[14..].to_owned()
+}
 
 /// What one run does.
 #[derive(Clone, Debug)]
@@ -166,7 +183,7 @@ impl Wire {
 }
 
 fn post(path: &str, body: &Value) -> Call {
-    Call::post(path, body.to_string().as_bytes()).session(SESSION)
+    Call::post(path, body.to_string().as_bytes()).session(&session())
 }
 
 /// The answer's JSON, checked: 200, zlib on the wire, JSON, envelope `err` 0.
@@ -246,7 +263,8 @@ async fn boot(
 /// Creates and selects the bench's profile and finds its roubles and stash.
 async fn player(addr: SocketAddr) -> anyhow::Result<Player> {
     let mut client = Client::connect(addr).await?;
-    let create = json!({"nickname": "BenchRunner", "side": "Usec", "headId": "x"});
+    let tail = new_session();
+    let create = json!({"nickname": format!("Bench{}", &tail[..8]), "side": "Usec", "headId": "x"});
     let created = envelope(&client.send(&post("/client/game/profile/create", &create)).await?, "profile/create")?;
     let uid = created["data"]["uid"].as_str().context("profile/create answered no uid")?.to_owned();
     envelope(&client.send(&post("/client/game/profile/select", &json!({"uid": uid}))).await?, "profile/select")?;
@@ -282,7 +300,7 @@ async fn round(
         .map(|&e| {
             let call = match e {
                 Endpoint::ProfileList => post(e.path(), &json!({})),
-                _ => Call::get(e.path()).session(SESSION),
+                _ => Call::get(e.path()).session(&session()),
             };
             (e, call, None)
         })
