@@ -2,13 +2,16 @@
 //! delete; a namespace exported to a folder, edited with ordinary tools and imported comes back with
 //! exactly the edits; every command refuses while a server (or anything else) holds the root's store,
 //! naming its pid; bad keys, bad files and emulator profiles the game could not read are refused with a
-//! message naming what and why, and nothing is written.
+//! message naming what and why, and nothing is written. `--store-url` points every command at a
+//! PostgreSQL store, and `copy` moves a whole store between SQLite and PostgreSQL either way, checked:
+//! tested against a real PostgreSQL server of each test's own (`modhost_store_pg::testing::Server`).
 //!
 //! What the commands wrote is read back through `Store` itself, as the server would read it. Needs the
 //! `modhost` binary of this build (`target/release/modhost`: `cargo build --release -p modhost`;
 //! `MODHOST_BIN` names another).
 
 use modhost_store::{MAX_VALUE_BYTES, Store};
+use modhost_store_pg::testing::Server;
 use modhost_tests::child::ServeChild;
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -49,6 +52,7 @@ fn store_cmd<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &[u8]) -> Ran {
     cmd.arg("store")
         .args(args)
         .env_remove("MODHOST_ROOT")
+        .env_remove("MODHOST_STORE_URL")
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap());
@@ -95,6 +99,28 @@ fn contents(root: &Path) -> BTreeMap<(String, String), Vec<u8>> {
         }
     }
     all
+}
+
+/// Every key and value in a PostgreSQL store, read through a fresh connection (no cache of an earlier one).
+fn pg_contents(url: &str) -> BTreeMap<(String, String), Vec<u8>> {
+    let store = modhost_store_pg::connect(url).unwrap();
+    let mut all = BTreeMap::new();
+    for ns in store.namespaces().unwrap() {
+        for key in store.list(&ns, "").unwrap() {
+            let value = store.get(&ns, &key).unwrap().expect("a listed key has a value");
+            all.insert((ns.clone(), key), value.to_vec());
+        }
+    }
+    all
+}
+
+/// Runs SQL on a test server's database with `psql` (a trigger the store's own API cannot make).
+fn psql(url: &str, sql: &str) {
+    let output = Command::new("psql")
+        .args([url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+        .output()
+        .expect("running psql (Debian's postgresql-client)");
+    assert!(output.status.success(), "psql failed: {}", String::from_utf8_lossy(&output.stderr));
 }
 
 fn entry(ns: &str, key: &str, value: &[u8]) -> ((String, String), Vec<u8>) {
@@ -414,4 +440,183 @@ fn a_running_server_keeps_the_cli_out_until_it_stops() {
     drop(server);
     ok(&["put", "--root", root, "emulator", "session.s", "-"], b"{}");
     assert_eq!(ok(&["list", "--root", root, "emulator"], b"").out(), "session.s\n");
+}
+
+/// The store a whole-store test moves: several namespaces, binary and empty values, a value of 300 KB,
+/// and an emulator profile changed with `doc_patch` (so it has patch records not yet folded into it).
+fn seed_for_copy(root: &Path) {
+    let store = Store::open(&root.join("store"), false).unwrap();
+    let key = format!("profile.{UID}");
+    store.set("emulator", &key, &profile(UID, "Alice")).unwrap();
+    store.doc_patch("emulator", &key, "Info", br#"{"Nickname":"Alicia","Level":12}"#, None).unwrap();
+    store.doc_patch("emulator", &key, "", br#"{"Hideout":{"Areas":[1,2,3]}}"#, None).unwrap();
+    store.set("emulator", "session.s1", b"{\"uid\":\"0123456789abcdef01234567\"}").unwrap();
+    let binary: Vec<u8> = (0..=255u8).chain(*b"\r\n\0 end").collect();
+    store.set("bin", "all-bytes", &binary).unwrap();
+    store.set("bin", "empty", b"").unwrap();
+    let large: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    store.set("bin", "large", &large).unwrap();
+    for i in 0..40 {
+        store.set("many", &format!("k{i:02}"), format!("value {i}").as_bytes()).unwrap();
+    }
+}
+
+#[test]
+fn a_whole_store_moves_sqlite_to_postgresql_to_a_fresh_root_byte_for_byte_checked() {
+    let (_serial, dir) = root();
+    let pg = Server::start();
+    let url = pg.database("moved");
+    let root = dir.path().to_str().unwrap();
+    seed_for_copy(dir.path());
+    let before = contents(dir.path());
+    let patched = String::from_utf8(before[&("emulator".to_owned(), format!("profile.{UID}"))].clone()).unwrap();
+    assert!(patched.contains("Alicia") && patched.contains("Areas"), "the patches are in the profile: {patched}");
+    assert_eq!(before.len(), 45);
+    let summary = "copied 45 keys in 3 namespaces, checked";
+
+    // SQLite → PostgreSQL.
+    let ran = ok(&["copy", "--from", root, "--to", &url], b"");
+    assert!(ran.out().contains(summary), "{}", ran.out());
+    assert_eq!(pg_contents(&url), before, "PostgreSQL holds every key, byte for byte");
+    assert_eq!(contents(dir.path()), before, "the source is unchanged");
+
+    // Every command works on the PostgreSQL store with --store-url.
+    assert_eq!(ok(&["list", "--store-url", &url], b"").out(), "bin\nemulator\nmany\n");
+    let key = format!("profile.{UID}");
+    assert_eq!(ok(&["get", "--store-url", &url, "emulator", &key], b"").stdout, patched.as_bytes());
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("emulator");
+    ok(&["export", "--store-url", &url, "emulator", out.to_str().unwrap()], b"");
+    assert_eq!(std::fs::read(out.join(&key)).unwrap(), patched.as_bytes(), "exported from PostgreSQL");
+    let ran = ok(&["import", "--store-url", &url, "emulator", out.to_str().unwrap()], b"");
+    assert!(ran.out().contains("imported 0 keys") && ran.out().contains("(2 unchanged)"), "{}", ran.out());
+    refused(&["delete", "--store-url", &url, "emulator", "nope"], &["there is no `nope`", "--store-url postgres://"]);
+
+    // PostgreSQL → a root that does not exist yet (created).
+    let fresh = folder.path().join("fresh-root");
+    let ran = ok(&["copy", "--from", &url, "--to", fresh.to_str().unwrap()], b"");
+    assert!(ran.out().contains(summary), "{}", ran.out());
+    assert_eq!(contents(&fresh), before, "the round trip preserved every key, byte for byte");
+    assert_eq!(pg_contents(&url), before, "the PostgreSQL source is unchanged");
+}
+
+#[test]
+fn a_copy_into_a_store_that_holds_keys_is_refused_and_writes_nothing() {
+    let (_serial, dir) = root();
+    let pg = Server::start();
+    let url = pg.database("occupied");
+    let root = dir.path().to_str().unwrap();
+    seed_for_copy(dir.path());
+    let before = contents(dir.path());
+
+    // A PostgreSQL destination holding one key.
+    ok(&["put", "--store-url", &url, "othermod", "already", "-"], b"here first");
+    let held = BTreeMap::from([entry("othermod", "already", b"here first")]);
+    refused(
+        &["copy", "--from", root, "--to", &url],
+        &["already holds 1 key (", "`othermod/already`", "nothing was written"],
+    );
+    assert_eq!(pg_contents(&url), held, "nothing was written to PostgreSQL");
+
+    // A SQLite destination holding keys (here: the same keys as the source, from an earlier copy).
+    let other = tempfile::tempdir().unwrap();
+    let empty = pg.database("empty");
+    ok(&["copy", "--from", root, "--to", &empty], b"");
+    ok(&["copy", "--from", &empty, "--to", other.path().to_str().unwrap()], b"");
+    ok(&["put", "--root", other.path().to_str().unwrap(), "many", "k00", "-"], b"changed");
+    let other_before = contents(other.path());
+    refused(
+        &["copy", "--from", &url, "--to", other.path().to_str().unwrap()],
+        &["already holds 45 keys", "`bin/all-bytes`", "…", "nothing was written"],
+    );
+    assert_eq!(contents(other.path()), other_before, "nothing was written to SQLite");
+
+    // The same store on both sides, and an empty source.
+    refused(&["copy", "--from", root, "--to", &format!("{root}/.")], &["are the same store"]);
+    refused(&["copy", "--from", &url, "--to", &url], &["are the same store"]);
+    let nothing = tempfile::tempdir().unwrap();
+    refused(&["copy", "--from", nothing.path().to_str().unwrap(), "--to", &url], &["holds no keys: nothing to copy"]);
+    assert_eq!(contents(dir.path()), before, "the source is unchanged");
+    assert_eq!(pg_contents(&url), held);
+}
+
+#[test]
+fn a_copy_that_fails_midway_or_reads_back_other_bytes_says_so() {
+    let (_serial, dir) = root();
+    let pg = Server::start();
+    let root = dir.path().to_str().unwrap();
+    seed_for_copy(dir.path());
+    let before = contents(dir.path());
+
+    // A database that stores other bytes than it was given for one key: the copy's check catches it.
+    let tampered = pg.database("tampered");
+    drop(modhost_store_pg::connect(&tampered).unwrap()); // its tables
+    psql(
+        &tampered,
+        "CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF NEW.key = 'k17' THEN NEW.value := 'tampered'::bytea; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER tamper BEFORE INSERT ON modhost.kv FOR EACH ROW EXECUTE FUNCTION tamper();",
+    );
+    let ran = refused(
+        &["copy", "--from", root, "--to", &tampered],
+        &["the copy failed its check", "(1 difference)", "`many/k17`: 8 bytes in", "8 different bytes in"],
+    );
+    assert!(!ran.out().contains("checked"), "{}", ran.out());
+
+    // A database that refuses one write: the copy stops there and says what it left behind.
+    let failing = pg.database("failing");
+    drop(modhost_store_pg::connect(&failing).unwrap());
+    psql(
+        &failing,
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF NEW.key = 'k05' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER refuse BEFORE INSERT ON modhost.kv FOR EACH ROW EXECUTE FUNCTION refuse();",
+    );
+    refused(
+        &["copy", "--from", root, "--to", &failing],
+        &[
+            "copying `k05` of `many` failed, so the copy stopped",
+            "refused by the test",
+            "10 of the 45 keys were copied before it",
+            "holds only part of the store",
+        ],
+    );
+    assert_eq!(pg_contents(&failing).len(), 10, "the keys before it, and no more");
+    assert_eq!(contents(dir.path()), before, "the source is unchanged");
+}
+
+#[test]
+fn a_bad_store_url_is_one_clear_error_line() {
+    let (_serial, dir) = root();
+    let root = dir.path().to_str().unwrap();
+    let one_line = |ran: &Ran| {
+        assert_eq!(ran.stderr.trim_end().lines().count(), 1, "one line:\n{}", ran.stderr);
+        assert!(ran.stderr.starts_with("error: "), "{}", ran.stderr);
+    };
+    let nowhere = dir.path().join("no-server-here");
+    let unreachable = format!("postgres://modhost:secret@/postgres?host={}", nowhere.display());
+    // With --store-url, --root is not used: no SQLite store is made there instead.
+    one_line(&refused(
+        &["list", "--root", root, "--store-url", &unreachable],
+        &["cannot open the PostgreSQL store", "is unreachable"],
+    ));
+    let source = tempfile::tempdir().unwrap();
+    seed_for_copy(source.path());
+    let ran = refused(
+        &["copy", "--from", source.path().to_str().unwrap(), "--to", &unreachable],
+        &["is unreachable", "modhost:***@"],
+    );
+    one_line(&ran);
+    assert!(!ran.stderr.contains("secret"), "the password is not shown: {}", ran.stderr);
+    one_line(&refused(&["list", "--store-url", "postgres://[::1"], &["is not a PostgreSQL URL"]));
+    one_line(&refused(&["list", "--store-url", "mysql://db/x"], &["--store-url takes a postgres://… URL"]));
+    one_line(&refused(
+        &["copy", "--from", "mysql://db/x", "--to", root],
+        &["neither a root's folder nor a postgres://… URL"],
+    ));
+    // A server that is there, and a database that is not.
+    let pg = Server::start();
+    let missing = pg.url().replace("/postgres?", "/no_such_db?");
+    one_line(&refused(&["get", "--store-url", &missing, "ns", "k"], &["no_such_db", "does not exist"]));
+    assert!(!dir.path().join("store").exists(), "no SQLite store was made instead");
 }

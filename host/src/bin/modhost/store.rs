@@ -12,9 +12,20 @@
 //! (namespace `emulator`, keys `profile.*`) that the file is a JSON object whose `_id` matches the key,
 //! since a profile the game cannot parse or find would be lost to the player (`--raw` skips these checks).
 //! An import checks every file first and writes nothing when any is refused.
+//!
+//! Every command takes `--store-url postgres://…` (or `MODHOST_STORE_URL`, as `serve`) to work on a
+//! PostgreSQL store instead of `<root>/store`. `copy --from A --to B` moves a whole store between the
+//! engines, either way (a folder is a root's SQLite store, a `postgres://` URL a PostgreSQL one): every
+//! namespace and key, values byte for byte, into a destination that holds no key (refused otherwise,
+//! before anything is written); then it opens the destination afresh and checks it, re-reading every
+//! key on both sides (the same keys, the same bytes). Backups and sessions' leases are not copied.
+//! The PostgreSQL engine's synchronous client must not run on a thread that runs an async runtime:
+//! these commands run on `main`'s thread, with no runtime.
 
 use anyhow::{Context as _, anyhow, bail};
 use modhost_store::{LockError, MAX_VALUE_BYTES, Store, StoreError, check_key};
+use std::collections::BTreeMap;
+use std::fmt;
 use std::io::{ErrorKind, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +47,97 @@ struct Root {
     /// running on it.
     #[arg(long, env = "MODHOST_ROOT", default_value = "modhost-data")]
     root: PathBuf,
+    /// A PostgreSQL store (postgres://user:password@host/database, or ?host=/socket/folder), as
+    /// `serve --store-url`: the command works on it instead of <root>/store.
+    #[arg(long, env = "MODHOST_STORE_URL")]
+    store_url: Option<String>,
+}
+
+impl Root {
+    /// The store the command works on: the PostgreSQL one when a URL is given, else the root's.
+    fn at(&self) -> anyhow::Result<At> {
+        match self.store_url.as_deref().filter(|url| !url.is_empty()) {
+            Some(url) if is_pg_url(url) => Ok(At::Pg(url.to_owned())),
+            Some(url) => bail!("--store-url takes a postgres://… URL, not `{}`", redact(url)),
+            None => Ok(At::Root(self.root.clone())),
+        }
+    }
+}
+
+/// Where a store is: a root's SQLite store (`<root>/store`) or a PostgreSQL database.
+enum At {
+    Root(PathBuf),
+    Pg(String),
+}
+
+impl At {
+    /// `copy`'s `--from` and `--to`: a `postgres://` URL, or a root's folder.
+    fn parse(arg: &Path) -> anyhow::Result<At> {
+        match arg.to_str() {
+            Some(url) if is_pg_url(url) => Ok(At::Pg(url.to_owned())),
+            Some(other) if other.contains("://") => {
+                bail!("`{}` is neither a root's folder nor a postgres://… URL", redact(other))
+            }
+            _ => Ok(At::Root(arg.to_owned())),
+        }
+    }
+
+    /// Opens the store; `create` makes a missing root (its parent must exist), for a copy's destination.
+    fn open(&self, create: bool) -> anyhow::Result<Store> {
+        let store = match self {
+            At::Root(root) => {
+                if create && !root.exists() {
+                    std::fs::create_dir(root).with_context(|| format!("cannot create the root {}", root.display()))?;
+                }
+                open(root)?
+            }
+            At::Pg(url) => match modhost_store_pg::connect(url) {
+                Ok(store) => store,
+                // Its reason already names the server (without a password) and what failed.
+                Err(StoreError::Io { reason, .. }) => bail!("cannot open the PostgreSQL store: {reason}"),
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot open the PostgreSQL store at {}", redact(url)));
+                }
+            },
+        };
+        // Quotas hold mods back; the player's own tool is not held to them (an import refused
+        // halfway would break its all-or-nothing promise). What it writes still counts.
+        let unbounded = modhost_store::Quota { bytes: u64::MAX, keys: u64::MAX };
+        store.set_quotas(modhost_store::Quotas { default: unbounded, namespaces: Default::default() });
+        Ok(store)
+    }
+
+    /// The flag that names this store again, for a message's next command.
+    fn flag(&self) -> String {
+        match self {
+            At::Root(root) => format!("--root {}", root.display()),
+            At::Pg(url) => format!("--store-url {}", redact(url)),
+        }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Root(root) => write!(f, "the store of the root {}", root.display()),
+            At::Pg(url) => write!(f, "the PostgreSQL store at {}", redact(url)),
+        }
+    }
+}
+
+fn is_pg_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+/// `url` without the password it may carry (`postgres://user:***@host/db`).
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -109,6 +211,19 @@ enum Command {
         #[arg(long)]
         raw: bool,
     },
+    /// Copy a whole store into another that holds no keys, either way between SQLite and PostgreSQL:
+    /// every namespace and key, values byte for byte; then check the copy, re-reading every key on
+    /// both sides. Refused, writing nothing, when the destination holds any key.
+    Copy {
+        /// The store to read: a root's folder (its store is <root>/store; no server may run on it) or
+        /// a postgres://… URL. It is not changed.
+        #[arg(long)]
+        from: PathBuf,
+        /// The store to write: a root's folder (created if missing; its parent must exist) or a
+        /// postgres://… URL.
+        #[arg(long)]
+        to: PathBuf,
+    },
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
@@ -117,7 +232,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             if let Some(ns) = &namespace {
                 namespace_ok(ns)?;
             }
-            let store = open(&root.root)?;
+            let store = root.at()?.open(false)?;
             let names = match &namespace {
                 Some(ns) => store
                     .list(ns, prefix.as_deref().unwrap_or(""))
@@ -133,11 +248,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         }
         Command::Get { root, namespace, key, file } => {
             names_ok(&namespace, &key)?;
-            let store = open(&root.root)?;
+            let at = root.at()?;
+            let store = at.open(false)?;
             let value = store
                 .get(&namespace, &key)
                 .with_context(|| format!("reading `{key}` in `{namespace}`"))?
-                .ok_or_else(|| no_such_key(&root.root, &namespace, &key))?;
+                .ok_or_else(|| no_such_key(&at, &namespace, &key))?;
             match file.as_deref() {
                 None => to_stdout(&value),
                 Some(path) if path == Path::new("-") => to_stdout(&value),
@@ -150,13 +266,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         }
         Command::Put { root, namespace, key, file, raw } => {
             names_ok(&namespace, &key)?;
+            let at = root.at()?;
             let shown = if file == Path::new("-") { "stdin".to_owned() } else { file.display().to_string() };
             let value = read_value(&file, &shown)?;
             if !raw {
                 check_value(&namespace, &key, &value, &shown)?;
             }
             warn_if_unplayable(&namespace, &key);
-            let store = open(&root.root)?;
+            let store = at.open(false)?;
             let old =
                 store.get(&namespace, &key).with_context(|| format!("reading the old `{key}` in `{namespace}`"))?;
             store.set(&namespace, &key, &value).with_context(|| format!("storing `{key}` in `{namespace}`"))?;
@@ -170,25 +287,28 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         }
         Command::Delete { root, namespace, key } => {
             names_ok(&namespace, &key)?;
-            let store = open(&root.root)?;
+            let at = root.at()?;
+            let store = at.open(false)?;
             if !store.delete(&namespace, &key).with_context(|| format!("deleting `{key}` in `{namespace}`"))? {
-                return Err(no_such_key(&root.root, &namespace, &key));
+                return Err(no_such_key(&at, &namespace, &key));
             }
             println!("deleted `{key}` in `{namespace}`");
             Ok(())
         }
         Command::Export { root, namespace, dir } => {
             namespace_ok(&namespace)?;
-            let store = open(&root.root)?;
+            let store = root.at()?.open(false)?;
             export(&store, &namespace, &dir)
         }
         Command::Import { root, namespace, dir, raw } => {
             namespace_ok(&namespace)?;
+            let at = root.at()?;
             // Checked before the store is opened: a refused folder needs no stopped server to say so.
             let files = import_plan(&namespace, &dir, raw)?;
-            let store = open(&root.root)?;
+            let store = at.open(false)?;
             import(&store, &namespace, &dir, &files, raw)
         }
+        Command::Copy { from, to } => copy(&At::parse(&from)?, &At::parse(&to)?),
     }
 }
 
@@ -206,13 +326,7 @@ fn open(root: &Path) -> anyhow::Result<Store> {
     }
     let dir = root.join("store");
     match Store::open(&dir, true) {
-        Ok(store) => {
-            // Quotas hold mods back; the player's own tool is not held to them (an import refused
-            // halfway would break its all-or-nothing promise). What it writes still counts.
-            let unbounded = modhost_store::Quota { bytes: u64::MAX, keys: u64::MAX };
-            store.set_quotas(modhost_store::Quotas { default: unbounded, namespaces: Default::default() });
-            Ok(store)
-        }
+        Ok(store) => Ok(store),
         Err(StoreError::Lock(LockError::Held { holder, .. })) => bail!(
             "a modhost (pid {holder}) holds the store in {}: stop it first, then run this command again \
              (the store has one user at a time, and a running server owns it)",
@@ -220,6 +334,144 @@ fn open(root: &Path) -> anyhow::Result<Store> {
         ),
         Err(e) => Err(e).with_context(|| format!("cannot open the store in {}", dir.display())),
     }
+}
+
+/// Every namespace of a store with its keys, sorted.
+type Inventory = BTreeMap<String, Vec<String>>;
+
+fn inventory(store: &Store, at: &At) -> anyhow::Result<Inventory> {
+    let mut all = Inventory::new();
+    for ns in store.namespaces().with_context(|| format!("listing the namespaces of {at}"))? {
+        let keys = store.list(&ns, "").with_context(|| format!("listing the namespace `{ns}` of {at}"))?;
+        all.insert(ns, keys);
+    }
+    Ok(all)
+}
+
+fn key_count(inventory: &Inventory) -> usize {
+    inventory.values().map(Vec::len).sum()
+}
+
+/// At most `n` of a store's keys, as `namespace/key`, for a message.
+fn some_keys(inventory: &Inventory, n: usize) -> String {
+    let shown: Vec<String> =
+        inventory.iter().flat_map(|(ns, keys)| keys.iter().map(move |key| format!("`{ns}/{key}`"))).take(n).collect();
+    let more = if key_count(inventory) > n { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// `n` things, as a person writes it: `1 key`, `2 keys`.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
+/// `copy`: every key of `from` into `to` (which must hold none), then the check.
+fn copy(from: &At, to: &At) -> anyhow::Result<()> {
+    let same = match (from, to) {
+        (At::Pg(a), At::Pg(b)) => a == b,
+        (At::Root(a), At::Root(b)) => {
+            a == b || std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+        }
+        _ => false,
+    };
+    if same {
+        bail!("--from and --to are the same store ({from}): copy into another root or database");
+    }
+    let source = from.open(false)?;
+    let plan = inventory(&source, from)?;
+    let total = key_count(&plan);
+    if total == 0 {
+        bail!("{from} holds no keys: nothing to copy (is it the right {}?)", from.flag());
+    }
+    let destination = to.open(true)?;
+    let held = inventory(&destination, to)?;
+    if !held.is_empty() {
+        bail!(
+            "{to} already holds {} ({}): a copy goes only into a store without keys, so nothing was \
+             written; use a fresh root or database, or delete its keys first",
+            count(key_count(&held), "key"),
+            some_keys(&held, 5)
+        );
+    }
+    let mut copied = 0;
+    for (ns, keys) in &plan {
+        for key in keys {
+            let result = (|| {
+                let value = source
+                    .get(ns, key)
+                    .with_context(|| format!("reading it from {from}"))?
+                    .ok_or_else(|| anyhow!("it was deleted from {from} while the store was being copied"))?;
+                destination.set(ns, key, &value).with_context(|| format!("writing it to {to}"))?;
+                anyhow::Ok(())
+            })();
+            if let Err(e) = result {
+                bail!(
+                    "copying `{key}` of `{ns}` failed, so the copy stopped: {e:#}\n{copied} of the {total} keys were \
+                     copied before it: {to} now holds only part of the store; empty it (or use a fresh one) before \
+                     copying again. {from} is unchanged."
+                );
+            }
+            copied += 1;
+        }
+        println!("copied `{ns}` ({})", count(keys.len(), "key"));
+    }
+    // Checked through a fresh open: what the destination stored, not what this process remembers of it.
+    drop(destination);
+    let destination = to.open(false)?;
+    check(&source, from, &destination, to, &plan)?;
+    println!(
+        "copied {} in {}, checked (every key reads back the same bytes)",
+        count(total, "key"),
+        count(plan.len(), "namespace")
+    );
+    Ok(())
+}
+
+/// `copy`'s check: both stores hold exactly the keys copied, and each key the same bytes on both sides.
+fn check(source: &Store, from: &At, destination: &Store, to: &At, plan: &Inventory) -> anyhow::Result<()> {
+    let mut wrong = Vec::new();
+    for (at, store) in [(from, source), (to, destination)] {
+        let now = inventory(store, at)?;
+        if now != *plan {
+            wrong.push(format!(
+                "  {at} holds {} in {}, where {} in {} were copied",
+                count(key_count(&now), "key"),
+                count(now.len(), "namespace"),
+                count(key_count(plan), "key"),
+                count(plan.len(), "namespace")
+            ));
+        }
+    }
+    for (ns, keys) in plan {
+        for key in keys {
+            let read = |store: &Store, at: &At| {
+                store.get(ns, key).with_context(|| format!("the check could not read `{key}` of `{ns}` in {at}"))
+            };
+            match (read(source, from)?, read(destination, to)?) {
+                (Some(a), Some(b)) if a == b => {}
+                (Some(a), Some(b)) => wrong.push(format!(
+                    "  `{ns}/{key}`: {} bytes in {from}, {} different bytes in {to}",
+                    a.len(),
+                    b.len()
+                )),
+                (a, b) => wrong.push(format!(
+                    "  `{ns}/{key}`: {} in {from}, {} in {to}",
+                    if a.is_some() { "present" } else { "missing" },
+                    if b.is_some() { "present" } else { "missing" }
+                )),
+            }
+        }
+    }
+    if !wrong.is_empty() {
+        let shown = wrong.len().min(20);
+        bail!(
+            "the copy failed its check: {to} does not read back what {from} holds ({}{}):\n{}",
+            count(wrong.len(), "difference"),
+            if shown < wrong.len() { ", the first 20" } else { "" },
+            wrong[..shown].join("\n")
+        );
+    }
+    Ok(())
 }
 
 fn namespace_ok(namespace: &str) -> anyhow::Result<()> {
@@ -231,10 +483,10 @@ fn names_ok(namespace: &str, key: &str) -> anyhow::Result<()> {
     check_key(key).with_context(|| format!("`{key}` cannot be a key"))
 }
 
-fn no_such_key(root: &Path, namespace: &str, key: &str) -> anyhow::Error {
+fn no_such_key(at: &At, namespace: &str, key: &str) -> anyhow::Error {
     anyhow!(
-        "there is no `{key}` in the namespace `{namespace}` (its keys: modhost store list --root {} {namespace})",
-        root.display()
+        "there is no `{key}` in the namespace `{namespace}` (its keys: modhost store list {} {namespace})",
+        at.flag()
     )
 }
 
