@@ -20,15 +20,30 @@
 //! requests) and per mod (`ModLimits::timer_firings`, its share): a mod whose firings are all
 //! running has its due timers wait in the queue, in their place, while other mods' timers are taken
 //! past them, so one mod's slow or spinning timers delay only its own.
+//!
+//! On a shared store (several hosts, `realtime::timers`' "Several hosts"), each firing is claimed in
+//! the store before its call (a one-shot for [`CLAIM_DEADLINES`] call deadlines of its mod), and the
+//! loop wakes at least every [`RESCAN`] to learn the one-shots other hosts scheduled.
 
 use crate::app::App;
-use crate::realtime::timers::{Due, Kind, Outcome, now_ms};
+use crate::realtime::timers::{Due, Kind, Outcome, RecordError, now_ms};
 use crate::sandbox::{CallError, Chain, Fired, Step};
 use crate::session::SessionId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
+
+/// How often a host on a shared store lists the stored one-shots, to learn those other hosts
+/// scheduled (and forget those fired or cancelled elsewhere): a timer scheduled on another host fires
+/// at most this late here, when that host is gone.
+const RESCAN: Duration = Duration::from_secs(1);
+
+/// How long a one-shot's claim holds (a shared store), in call deadlines of its mod: a firing waits
+/// for its instance slots up to one deadline, then runs for up to one, and the third covers starting
+/// the instance, the store writes around the call, and clocks that differ between hosts. Past it,
+/// another host takes the one-shot over (its claimer died or froze mid-firing).
+const CLAIM_DEADLINES: u32 = 3;
 
 /// How long a stopping server waits for the firings still running before it drops them (a dropped
 /// one-shot fires again at the next start: its record is deleted only after its call returned).
@@ -67,9 +82,16 @@ async fn run(app: Arc<App>, mut stopping: tokio::sync::watch::Receiver<bool>) {
     let mut firing = JoinSet::new();
     let most = app.config.realtime.timer_firings.max(1);
     let running = Running::default();
+    let shared = timers.shared();
+    let mut rescanned = tokio::time::Instant::now();
     loop {
         if timers.take_reloaded() {
             sync(&app).await;
+        }
+        if shared && rescanned.elapsed() >= RESCAN {
+            let serving: Vec<String> = app.generation().mods.iter().map(|m| m.id().to_owned()).collect();
+            timers.rescan(serving).await;
+            rescanned = tokio::time::Instant::now();
         }
         let shares = Shares::serving(&app);
         let mut batch: HashMap<String, usize> = HashMap::new();
@@ -87,10 +109,13 @@ async fn run(app: Arc<App>, mut stopping: tokio::sync::watch::Receiver<bool>) {
         // Otherwise until the first due time of a mod with room, or a wake-up (a timer queued
         // sooner, a reload).
         let next = timers.next_due(|module| running.count(module) < shares.of(module));
-        let sleep = match next {
+        let mut sleep = match next {
             Some(at) if firing.len() < most => Duration::from_millis(at.saturating_sub(now_ms())),
             _ => Duration::from_secs(3600),
         };
+        if shared {
+            sleep = sleep.min(RESCAN.saturating_sub(rescanned.elapsed()));
+        }
         tokio::select! {
             () = tokio::time::sleep(sleep) => {}
             () = timers.wake.notified() => {}
@@ -196,10 +221,15 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
     if module.quarantined().is_some() {
         return Outcome::Park;
     }
+    let hold = module.limits().call_deadline * CLAIM_DEADLINES;
     let (name, id, session, payload) = match &due.timer.kind {
-        Kind::Once(id) => match app.realtime.timers.record(due, id).await {
+        Kind::Once(id) => match app.realtime.timers.record(due, id, hold).await {
             Ok(Some(record)) => (record.name, Some(id.clone()), record.session, record.payload),
             Ok(None) => return Outcome::Gone,
+            Err(e @ RecordError::Held(_)) => {
+                tracing::debug!("mod {}: timer {id}: {e}", due.timer.module);
+                return e.outcome();
+            }
             Err(e) => {
                 tracing::warn!("mod {}: timer {id}: {e}", due.timer.module);
                 return e.outcome();
@@ -234,6 +264,13 @@ async fn run_one(app: &App, due: &Due) -> Outcome {
             }
         },
     };
+    // A periodic timer is claimed last, right before its call (a shared store): the host that
+    // advances its stored next due time fires it.
+    if let Kind::Every(name) = &due.timer.kind
+        && let Some(outcome) = app.realtime.timers.claim_every(due, name).await
+    {
+        return outcome;
+    }
     let late_ms = now_ms().saturating_sub(due.due_ms);
     let fired = Fired { name: name.clone(), id, session, payload, due_ms: due.due_ms, late_ms };
     let chain = Chain::root(&module.context_arc().id, Step::Timer(name.clone()), session_id);

@@ -28,6 +28,29 @@
 //!   and after each firing, so a restart finds it: past due, it fires once at once (`late-ms` says by
 //!   how much), then every `every-s` from then.
 //!
+//! # Several hosts
+//! When the store is shared (`Store::shared`: several hosts on one PostgreSQL), every host holds the
+//! timers in its own queue, and a timer fires on the host that claims it in the store first, with a
+//! compare-and-set the database checks (`set_if_version`); on SQLite none of this runs (no claim, no
+//! extra store call).
+//! - A periodic timer is fired by the host that advances its stored next due time (`p.<name>`) from
+//!   the due time it was taken at, right before the call ([`Timers::claim_every`]). A host that finds
+//!   another due time stored, or loses the race, puts the timer back at the stored due time
+//!   ([`Outcome::Later`]) without firing: once per period across the cluster. A firing that ran past
+//!   its next due time moves it on from its claim's version (a conflict: another host fired it).
+//! - A one-shot is claimed by rewriting its record with a [`Claim`] (holder, time, end) from the
+//!   version read ([`Timers::record`]), fired, then deleted (at least once is kept: a host that dies
+//!   mid-firing leaves it claimed). A current claim of another host puts it back until the claim's end
+//!   (three call deadlines of its mod, `crate::scheduler`); past it, another host takes it over and
+//!   fires it. Wall clocks of the hosts are assumed close (well within a call deadline).
+//! - A host learns the one-shots other hosts scheduled by listing the stored ones every second
+//!   ([`Timers::rescan`], from the scheduler): unknown ids are queued at their due time, queued ones
+//!   whose record is gone dropped. So a one-shot scheduled on a host that then stops fires on a live
+//!   one, at most a second late; and after the whole cluster was down, the first host up fires
+//!   what came due meanwhile, each once.
+//! - The per-mod [`MAX_PENDING`] counts the one-shots this host knows, which on a shared store are
+//!   the cluster's (up to a second behind), and bounds each listing.
+//!
 //! # What must not break
 //! - At least once: a one-shot's record is written before `schedule` answers, and deleted only after
 //!   its `on-timer` returned (a crash in between fires it again at the next start).
@@ -97,8 +120,24 @@ pub(crate) struct Record {
     pub(crate) name: String,
     pub(crate) session: Option<String>,
     pub(crate) due_ms: u64,
+    /// Which host is firing it, while one is (a shared store only; never written on SQLite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) claim: Option<Claim>,
     #[serde(skip)]
     pub(crate) payload: Vec<u8>,
+}
+
+/// A host's claim on a one-shot it fires (a shared store): written with `set_if_version` before the
+/// call, so two hosts never both win it; past `until_ms` another host may take it over (its holder
+/// died or froze mid-firing).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Claim {
+    /// The claiming host (`Timers::holder`).
+    pub(crate) holder: String,
+    /// When it claimed (ms since the epoch).
+    pub(crate) at_ms: u64,
+    /// Until when the claim holds.
+    pub(crate) until_ms: u64,
 }
 
 impl Record {
@@ -126,6 +165,10 @@ pub(crate) enum RecordError {
     /// What is stored is not a record (never written so by this host): dropped.
     #[error("its stored record is not one ({0}); it is dropped")]
     Corrupt(String),
+    /// Another host fires it (a shared store): looked at again at this time (its claim's end, or
+    /// shortly after a lost race), when its record is gone or its claim stale.
+    #[error("another host is firing it; looked at again at {0}")]
+    Held(u64),
 }
 
 impl RecordError {
@@ -134,6 +177,7 @@ impl RecordError {
         match self {
             RecordError::Unreadable(_) => Outcome::Retry,
             RecordError::Corrupt(_) => Outcome::Failed,
+            RecordError::Held(at) => Outcome::Later(*at),
         }
     }
 }
@@ -188,8 +232,11 @@ pub(crate) enum Outcome {
     /// Its mod is not serving (left out of a reload, or quarantined): a one-shot is kept, stored,
     /// until a generation serves the mod again.
     Park,
-    /// Its record is gone (cancelled while it was taken): nothing to do.
+    /// Its record is gone (cancelled while it was taken, or fired by another host): nothing to do.
     Gone,
+    /// Another host has it (a shared store): it goes back in the queue at this time, not counted.
+    /// A periodic timer's due time becomes this one (the next due time the store holds).
+    Later(u64),
 }
 
 /// A pending one-shot, in memory.
@@ -218,6 +265,16 @@ struct Every {
     /// When it is queued for (its due time, or a retry's time).
     at_ms: u64,
     running: bool,
+    /// This host's claim on a firing (a shared store): the due time it claimed, the version of the
+    /// stored next due time it wrote, and that next due time. Kept across a retry of that firing.
+    claim: Option<EveryClaim>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct EveryClaim {
+    due_ms: u64,
+    version: u64,
+    next_ms: u64,
 }
 
 /// One mod's timers and counters.
@@ -295,6 +352,8 @@ pub(crate) struct Timers {
     reloaded: AtomicBool,
     /// The per-run counter of one-shot ids.
     next_id: AtomicU64,
+    /// This process, as its one-shot claims name it (a shared store).
+    holder: String,
 }
 
 fn store_error(e: StoreError) -> String {
@@ -313,6 +372,7 @@ impl Timers {
             // Ids are unique by their due time's ms and this counter; a random start keeps two runs
             // within one ms apart in practice, and an id already stored is never taken (below).
             next_id: AtomicU64::new(u64::from(nanos) ^ u64::from(std::process::id())),
+            holder: holder_name(),
         }
     }
 
@@ -425,7 +485,7 @@ impl Timers {
                 }
             }
         };
-        let record = Record { name, session, due_ms, payload };
+        let record = Record { name, session, due_ms, claim: None, payload };
         let written = match record.encode() {
             Ok(bytes) => {
                 let (ns, key) = (namespace(module), format!("o.{id}"));
@@ -536,7 +596,7 @@ impl Timers {
             if timers.every.contains_key(&name) {
                 continue;
             }
-            timers.every.insert(name.clone(), Every { every_s, due_ms, at_ms: due_ms, running: false });
+            timers.every.insert(name.clone(), Every { every_s, due_ms, at_ms: due_ms, running: false, claim: None });
             queue.insert(due_ms, TimerId { module, kind: Kind::Every(name) }, due_ms);
         }
         for (module, _) in serving {
@@ -585,12 +645,172 @@ impl Timers {
         taken
     }
 
-    /// A one-shot's stored record, `None` when it is gone (cancelled).
-    pub(crate) async fn record(&self, due: &Due, id: &str) -> Result<Option<Record>, RecordError> {
+    /// Whether several hosts share the store: timers are then claimed before they fire.
+    pub(crate) fn shared(&self) -> bool {
+        self.store.shared()
+    }
+
+    /// A one-shot's stored record, `None` when it is gone (cancelled, or fired by another host). On a
+    /// shared store it is also claimed for this host, for `hold` (how long its firing may take), with
+    /// a compare-and-set on its record: [`RecordError::Held`] when another host's claim is current or
+    /// another host's claim came first.
+    pub(crate) async fn record(&self, due: &Due, id: &str, hold: Duration) -> Result<Option<Record>, RecordError> {
         let (ns, key) = (namespace(&due.timer.module), format!("o.{id}"));
-        let read = self.blocking(move |s| s.get(&ns, &key)).await;
-        let Some(bytes) = read.map_err(|e| RecordError::Unreadable(e.to_string()))? else { return Ok(None) };
-        Record::decode(&bytes).map(Some).map_err(RecordError::Corrupt)
+        if !self.store.shared() {
+            let read = self.blocking(move |s| s.get(&ns, &key)).await;
+            let Some(bytes) = read.map_err(|e| RecordError::Unreadable(e.to_string()))? else { return Ok(None) };
+            return Record::decode(&bytes).map(Some).map_err(RecordError::Corrupt);
+        }
+        let holder = self.holder.clone();
+        let hold_ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        let claimed = self
+            .blocking(move |s| {
+                let Some(found) = s.get_versioned(&ns, &key)? else { return Ok(Ok(None)) };
+                let mut record = match Record::decode(&found.value) {
+                    Ok(record) => record,
+                    Err(e) => return Ok(Err(RecordError::Corrupt(e))),
+                };
+                let now = now_ms();
+                if let Some(claim) = &record.claim
+                    && claim.holder != holder
+                    && claim.until_ms > now
+                {
+                    return Ok(Err(RecordError::Held(claim.until_ms)));
+                }
+                // Unclaimed, this host's own (a retry), or stale: this host's now.
+                record.claim = Some(Claim { holder, at_ms: now, until_ms: now.saturating_add(hold_ms) });
+                let bytes = record.encode().map_err(|e| StoreError::Io {
+                    op: "claim",
+                    key: key.clone(),
+                    reason: e.to_string(),
+                })?;
+                match s.set_if_version(&ns, &key, &bytes, Some(found.version)) {
+                    Ok(_) => Ok(Ok(Some(record))),
+                    // Another host's claim (or a cancel) came first: looked at again shortly, when
+                    // that claim is read and honoured (or the record is gone).
+                    Err(StoreError::Conflict { .. }) => {
+                        Ok(Err(RecordError::Held(now.saturating_add(RETRY_AFTER.as_millis() as u64))))
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await;
+        claimed.map_err(|e| RecordError::Unreadable(e.to_string()))?
+    }
+
+    /// Claims a periodic timer's firing on a shared store (on SQLite: always this host's, no store
+    /// call): the host that advances its stored next due time (`p.<name>`) from the due time it was
+    /// taken at fires it, with `set_if_version`; a host that finds another due time stored, or loses
+    /// the race, gets [`Outcome::Later`] at the stored due time, and does not fire. `None`: fire it.
+    pub(crate) async fn claim_every(&self, due: &Due, name: &str) -> Option<Outcome> {
+        if !self.store.shared() {
+            return None;
+        }
+        let now = now_ms();
+        let next = {
+            let state = self.state();
+            let every = state.mods.get(&due.timer.module).and_then(|t| t.every.get(name))?;
+            // Claimed already, and retried (its call could not run): still this host's.
+            if every.claim.is_some_and(|c| c.due_ms == due.due_ms) {
+                return None;
+            }
+            after_period(due.due_ms, every.every_s, now)
+        };
+        let (ns, key) = (namespace(&due.timer.module), format!("p.{name}"));
+        let due_ms = due.due_ms;
+        let claimed = self
+            .blocking(move |s| {
+                let stored = |s: &Store| -> Result<Option<(Option<u64>, u64)>, StoreError> {
+                    Ok(s.get_versioned(&ns, &key)?.map(|v| {
+                        let due = std::str::from_utf8(&v.value).ok().and_then(|t| t.trim().parse::<u64>().ok());
+                        (due, v.version)
+                    }))
+                };
+                let expected = match stored(s)? {
+                    // Another host fired it and stored the next one: queued at that one.
+                    Some((Some(stored), _)) if stored != due_ms => return Ok(Err(stored)),
+                    Some((_, version)) => Some(version),
+                    None => None,
+                };
+                match s.set_if_version(&ns, &key, next.to_string().as_bytes(), expected) {
+                    Ok(version) => Ok(Ok(version)),
+                    Err(StoreError::Conflict { .. }) => match stored(s)? {
+                        Some((Some(stored), _)) => Ok(Err(stored)),
+                        _ => Ok(Err(now_ms().saturating_add(RETRY_AFTER.as_millis() as u64))),
+                    },
+                    Err(e) => Err(e),
+                }
+            })
+            .await;
+        match claimed {
+            Ok(Ok(version)) => {
+                let mut state = self.state();
+                let every = state.mods.get_mut(&due.timer.module).and_then(|t| t.every.get_mut(name))?;
+                every.claim = Some(EveryClaim { due_ms: due.due_ms, version, next_ms: next });
+                None
+            }
+            Ok(Err(at)) => Some(Outcome::Later(at)),
+            Err(e) => {
+                // Not fired unclaimed: another host may be firing it.
+                tracing::warn!("mod {}: claiming timer {name}: {e}; tried again shortly", due.timer.module);
+                Some(Outcome::Retry)
+            }
+        }
+    }
+
+    /// Learns the one-shots other hosts scheduled (a shared store; nothing on SQLite): lists the
+    /// stored one-shots of every mod it knows and of `serving`, queues the ids it does not hold at
+    /// their due times, and drops the queued or parked ones whose record is gone (fired or cancelled
+    /// elsewhere). Bounded: a mod has at most [`MAX_PENDING`] stored one-shots.
+    pub(crate) async fn rescan(&self, serving: impl IntoIterator<Item = String>) {
+        if !self.store.shared() {
+            return;
+        }
+        let mut modules: Vec<String> = self.state().mods.keys().cloned().collect();
+        modules.extend(serving);
+        modules.sort();
+        modules.dedup();
+        let mut added = false;
+        for module in modules {
+            // The ids held before the listing: only those may be dropped for missing from it (one
+            // scheduled here meanwhile is held after its record was written, so it is listed or new).
+            let before: Vec<String> =
+                self.state().mods.get(&module).map(|m| m.once.keys().cloned().collect()).unwrap_or_default();
+            let ns = namespace(&module);
+            let keys = match self.blocking(move |s| s.list(&ns, "o.")).await {
+                Ok(keys) => keys,
+                Err(e) => {
+                    tracing::debug!("mod {module}: listing its stored timers: {e}; tried again shortly");
+                    continue;
+                }
+            };
+            let listed: std::collections::HashSet<&str> = keys.iter().filter_map(|k| k.strip_prefix("o.")).collect();
+            let mut state = self.state();
+            let State { queue, mods } = &mut *state;
+            let timers = mods.entry(module.clone()).or_default();
+            for id in &listed {
+                let Some(due_ms) = due_of_id(id) else { continue };
+                timers.once.entry((*id).to_owned()).or_insert_with(|| {
+                    added = true;
+                    queue.insert(due_ms, TimerId::once(&module, id), due_ms);
+                    Once { due_ms, place: Place::Queued(due_ms) }
+                });
+            }
+            for id in before.iter().filter(|id| !listed.contains(id.as_str())) {
+                let Some(once) = timers.once.get(id) else { continue };
+                match once.place {
+                    Place::Queued(at) => queue.remove(at, TimerId::once(&module, id)),
+                    Place::Parked => {}
+                    // Its firing ends it.
+                    Place::Running => continue,
+                }
+                timers.once.remove(id);
+            }
+            timers.loaded = true;
+        }
+        if added {
+            self.wake.notify_one();
+        }
     }
 
     /// Ends a firing: counts it, deletes a fired one-shot's record, stores a periodic timer's next due
@@ -603,7 +823,7 @@ impl Timers {
             match outcome {
                 Outcome::Failed => timers.failed += 1,
                 Outcome::Retry => timers.retried += 1,
-                Outcome::Done | Outcome::Park | Outcome::Gone => {}
+                Outcome::Done | Outcome::Park | Outcome::Gone | Outcome::Later(_) => {}
             }
         }
         match &due.timer.kind {
@@ -631,13 +851,17 @@ impl Timers {
                 if outcome == Outcome::Park {
                     once.place = Place::Parked;
                 } else {
-                    let at = now.saturating_add(RETRY_AFTER.as_millis() as u64);
+                    let at = match outcome {
+                        Outcome::Later(at) => at,
+                        _ => now.saturating_add(RETRY_AFTER.as_millis() as u64),
+                    };
                     once.place = Place::Queued(at);
                     queue.insert(at, due.timer.clone(), due.due_ms);
                 }
             }
             Kind::Every(name) => {
-                let next = {
+                let shared = self.store.shared();
+                let store = {
                     let mut state = self.state();
                     let State { queue, mods } = &mut *state;
                     let Some(every) = mods.get_mut(&due.timer.module).and_then(|t| t.every.get_mut(name)) else {
@@ -646,25 +870,47 @@ impl Timers {
                     every.running = false;
                     let next = match outcome {
                         Outcome::Retry => now.saturating_add(RETRY_AFTER.as_millis() as u64),
+                        // Another host fired it: its next due time, as stored.
+                        Outcome::Later(at) => at,
                         // Parked: its mod is gone from the serving generation; the next `sync` drops
                         // it or keeps it, and its schedule goes on meanwhile.
-                        _ => {
-                            let period = u64::from(every.every_s) * 1000;
-                            // Behind (a catch-up, or a firing longer than its period): one period from
-                            // now, never a burst of the firings missed.
-                            let next = due.due_ms.saturating_add(period);
-                            if next > now { next } else { now.saturating_add(period) }
-                        }
+                        // Behind (a catch-up, or a firing longer than its period): one period from
+                        // now, never a burst of the firings missed.
+                        _ => after_period(due.due_ms, every.every_s, now),
                     };
                     let retry_keeps_due = outcome == Outcome::Retry;
                     let due_ms = if retry_keeps_due { due.due_ms } else { next };
                     every.due_ms = due_ms;
                     every.at_ms = next;
                     queue.insert(next, due.timer.clone(), due_ms);
-                    (!retry_keeps_due).then_some(next)
+                    if retry_keeps_due {
+                        // A claimed firing that is retried stays claimed.
+                        None
+                    } else if !shared {
+                        Some((next, None))
+                    } else {
+                        // Shared: only the host that claimed this firing stores the next due time (the
+                        // claim stored one already; again only when the firing ran past it). Unclaimed
+                        // (parked, or another host's), the stored time is left to the hosts firing it.
+                        every
+                            .claim
+                            .take()
+                            .filter(|c| c.due_ms == due.due_ms && c.next_ms != next)
+                            .map(|c| (next, Some(c.version)))
+                    }
                 };
-                if let Some(next) = next {
-                    self.store_next(&due.timer.module, name, next).await;
+                match store {
+                    Some((next, None)) => self.store_next(&due.timer.module, name, next).await,
+                    Some((next, Some(version))) => {
+                        let (ns, key) = (namespace(&due.timer.module), format!("p.{name}"));
+                        let write =
+                            move |s: &Store| s.set_if_version(&ns, &key, next.to_string().as_bytes(), Some(version));
+                        if let Err(e) = self.blocking(write).await {
+                            // Another host fired it meanwhile (a conflict): the next claim reads that.
+                            tracing::debug!("mod {}: storing timer {name}'s next due time: {e}", due.timer.module);
+                        }
+                    }
+                    None => {}
                 }
             }
         }
@@ -680,6 +926,23 @@ impl Timers {
         periodic.sort();
         ModTimerView { failed: timers.failed, retried: timers.retried, pending: timers.once.len(), periodic }
     }
+}
+
+/// The due time after a periodic timer's firing due at `due_ms` that ended at `now`: one period
+/// later, or, behind it (a catch-up, or a firing longer than its period), one period from now.
+fn after_period(due_ms: u64, every_s: u32, now: u64) -> u64 {
+    let period = u64::from(every_s) * 1000;
+    let next = due_ms.saturating_add(period);
+    if next > now { next } else { now.saturating_add(period) }
+}
+
+/// This process's name in its one-shot claims: the machine, the process, and a per-`Timers` part
+/// (two hosts in one process, as the tests run them, are two holders).
+fn holder_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).unwrap_or_default();
+    format!("{host}/{}/{:x}/{}", std::process::id(), nanos as u64, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A one-shot's due time, from its id (`<12 hex digits of due ms><8 hex digits>`); `None` for what
@@ -702,7 +965,7 @@ mod tests {
 
     #[test]
     fn a_record_keeps_its_payload_bytes_as_they_are_and_an_id_its_due_time() {
-        let record = Record { name: "n".into(), session: None, due_ms: 5, payload: b"a\nb\0".to_vec() };
+        let record = Record { name: "n".into(), session: None, due_ms: 5, claim: None, payload: b"a\nb\0".to_vec() };
         assert_eq!(Record::decode(&record.encode().unwrap()).unwrap(), record);
         assert!(Record::decode(b"no header").is_err());
         assert_eq!(due_of_id("00000000007b00000001"), Some(123));
