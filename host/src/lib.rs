@@ -58,6 +58,7 @@ mod front;
 mod generation;
 pub mod install;
 pub mod installed;
+mod members;
 mod metrics;
 mod nofile;
 mod perf;

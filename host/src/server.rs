@@ -171,6 +171,8 @@ impl Server {
         });
         let hangup = reload_on_hangup(self.app.clone());
         let timers = crate::scheduler::start(self.app.clone());
+        let addr = self.listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let members = self.app.sessions.cluster().map(|c| crate::members::start(self.app.clone(), c.clone(), addr));
         let served = crate::front::serve(self.listener, self.early, self.app, self.max_connections, shutdown).await;
         // Its firings hold the app (and the store) too.
         timers.stop().await;
@@ -180,6 +182,10 @@ impl Server {
         }
         hangup.abort();
         let _ = hangup.await;
+        if let Some(members) = members {
+            members.abort();
+            let _ = members.await;
+        }
         if let Some((perf, path)) = perf {
             writer.into_iter().for_each(|w| w.abort());
             if let Err(e) = perf.write(&path) {

@@ -86,6 +86,8 @@ pub struct Cluster {
     ttl: Duration,
     /// The leases this host holds now, by session.
     held: Mutex<HashMap<SessionId, Lease>>,
+    /// The hosts last seen sharing the store (`members.rs`), as `/modhost/status` shows them.
+    seen: Mutex<serde_json::Value>,
 }
 
 impl Cluster {
@@ -94,7 +96,16 @@ impl Cluster {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).unwrap_or_default();
         let holder = format!("{host}/{}/{:x}", std::process::id(), nanos as u64);
-        Cluster { store, holder, ttl, held: Mutex::new(HashMap::new()) }
+        Cluster { store, holder, ttl, held: Mutex::new(HashMap::new()), seen: Mutex::new(serde_json::Value::Null) }
+    }
+
+    /// The hosts last seen sharing the store (`members.rs`); `null` before the first announcement.
+    pub fn seen(&self) -> serde_json::Value {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn set_seen(&self, view: serde_json::Value) {
+        *self.seen.lock().unwrap_or_else(PoisonError::into_inner) = view;
     }
 
     /// This process's name in the leases.
@@ -201,6 +212,11 @@ impl SessionLocks {
             None => None,
         };
         Some(SessionGuard { _local: local, _lease: lease })
+    }
+
+    /// This host in a cluster (several hosts share the store), if it is in one.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
     }
 
     /// The lease this host holds for `id` now (none on one host's own store): what the session's

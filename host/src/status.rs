@@ -106,6 +106,8 @@ pub fn status_json(app: &App) -> Value {
         "notifier": notifier_json(app),
         "watching": app.config.watch,
         "last_reload": app.last_reload(),
+        // Several hosts on one store: each host seen lately, its generation and mods (`members.rs`).
+        "cluster": app.sessions.cluster().map(|c| c.seen()),
     })
 }
 

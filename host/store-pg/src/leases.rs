@@ -1,5 +1,6 @@
 //! Sessions' leases on PostgreSQL: which host serves a session, until when, and the fencing token
-//! that host's writes carry.
+//! that host's writes carry; and the hosts' announcements of themselves (`hosts`), what a status page
+//! shows of the cluster.
 //!
 //! A grant is one statement: the row is taken when it is absent, expired, or the asker's already,
 //! and its token raised either way; otherwise nothing is granted and the asker tries again. Every
@@ -11,7 +12,7 @@
 
 use crate::pool::{Statements, statement};
 use crate::{Fail, Shared, reason};
-use modhost_store::{Lease, StoreError};
+use modhost_store::{HostSeen, Lease, StoreError};
 use postgres::Transaction;
 use std::time::Duration;
 
@@ -83,4 +84,30 @@ pub(crate) fn check(
             ),
         })),
     }
+}
+
+const ANNOUNCE: &str = "INSERT INTO modhost.hosts (holder, report, seen_at) VALUES ($1, $2, clock_timestamp())
+    ON CONFLICT (holder) DO UPDATE SET report = excluded.report, seen_at = excluded.seen_at";
+const SEEN: &str = "SELECT holder, report,
+        (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::BIGINT FROM modhost.hosts
+    WHERE seen_at > clock_timestamp() - INTERVAL '1 minute' ORDER BY holder";
+const FORGET: &str = "DELETE FROM modhost.hosts WHERE seen_at < clock_timestamp() - INTERVAL '1 hour'";
+
+/// Records `holder`'s report and answers the hosts heard from in the last minute; hosts silent for an
+/// hour are forgotten (the table holds the hosts of about the last hour).
+pub(crate) fn announce(shared: &Shared, holder: &str, report: &str) -> Result<Vec<HostSeen>, StoreError> {
+    let io = |reason: String| StoreError::Io { op: "announce", key: format!("host {holder}"), reason };
+    let mut conn = shared.leases.take().map_err(io)?;
+    let (client, statements) = conn.parts();
+    let pg = |e: postgres::Error| io(reason(&e));
+    let announce = statement(statements, client, ANNOUNCE).map_err(pg)?;
+    client.execute(&announce, &[&holder, &report]).map_err(pg)?;
+    let forget = statement(statements, client, FORGET).map_err(pg)?;
+    client.execute(&forget, &[]).map_err(pg)?;
+    let seen = statement(statements, client, SEEN).map_err(pg)?;
+    let rows = client.query(&seen, &[]).map_err(pg)?;
+    Ok(rows
+        .iter()
+        .map(|row| HostSeen { holder: row.get(0), report: row.get(1), age_ms: row.get::<_, i64>(2).max(0) as u64 })
+        .collect())
 }

@@ -811,4 +811,8 @@ impl Backend for PgStore {
     fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
         leases::release(&self.shared, lease)
     }
+
+    fn announce(&self, holder: &str, report: &str) -> Result<Vec<modhost_store::HostSeen>, StoreError> {
+        leases::announce(&self.shared, holder, report)
+    }
 }

@@ -47,6 +47,10 @@ pub(crate) const SCHEMA: &str = r#"
     CREATE SEQUENCE IF NOT EXISTS modhost.versions;
     -- Sessions' leases: the host that serves a session, until when, and the fencing token its writes
     -- carry (raised by every grant).
+    -- The hosts, as each last announced itself (every few seconds): what the status page shows.
+    CREATE TABLE IF NOT EXISTS modhost.hosts (
+        holder TEXT PRIMARY KEY, report TEXT NOT NULL, seen_at TIMESTAMPTZ NOT NULL
+    );
     CREATE TABLE IF NOT EXISTS modhost.leases (
         session TEXT COLLATE "C" PRIMARY KEY, holder TEXT NOT NULL, token BIGINT NOT NULL,
         expires_at TIMESTAMPTZ NOT NULL

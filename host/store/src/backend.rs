@@ -77,6 +77,21 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn release_lease(&self, _lease: &Lease) -> Result<(), StoreError> {
         Ok(())
     }
+    /// [`Store::announce`]. Without other hosts, no one to tell.
+    fn announce(&self, _holder: &str, _report: &str) -> Result<Vec<HostSeen>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Another host of a shared store, as it last announced itself ([`Store::announce`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSeen {
+    /// Its name in the leases.
+    pub holder: String,
+    /// What it said of itself (the host's JSON: its address, generation and mods).
+    pub report: String,
+    /// How long ago it said it, in ms.
+    pub age_ms: u64,
 }
 
 /// A session's lease on a store shared by several hosts: while it is current, this host alone
@@ -161,6 +176,12 @@ impl Store {
     /// Gives a lease back at once (another host may take the session now), if it is still current.
     pub fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
         self.engine.release_lease(lease)
+    }
+
+    /// Records what `holder` (this host) says of itself, and answers every host heard from in the
+    /// last minute, this one included (none on one host's own store).
+    pub fn announce(&self, holder: &str, report: &str) -> Result<Vec<HostSeen>, StoreError> {
+        self.engine.announce(holder, report)
     }
 
     /// The keys in `namespace` starting with `prefix`, sorted.

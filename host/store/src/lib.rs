@@ -37,7 +37,7 @@ mod lock;
 mod quota;
 mod sql;
 
-pub use backend::{Backend, Lease, Leased, Store};
+pub use backend::{Backend, HostSeen, Lease, Leased, Store};
 pub use doc::{check_patch, document_error, fold_due, parse as parse_document};
 pub use history::{BACKUP_EVERY, ROW_OVERHEAD as BACKUP_ROW_OVERHEAD, cost as backup_cost, slot as backup_slot};
 pub use lock::LockError;

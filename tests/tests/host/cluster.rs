@@ -87,3 +87,40 @@ async fn postgresql_stopped_and_restarted_costs_a_clear_503_loses_nothing_acknow
     assert_eq!(player.act(buy).await, None);
     assert_eq!(player.units(ROUBLES).await, 450_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_status_shows_every_host_and_warns_when_they_serve_different_mods() {
+    let pg = tokio::task::spawn_blocking(Server::start).await.unwrap();
+    let a = host(&pg.url()).await;
+    let url = pg.url();
+    let b = TestServer::builder()
+        .db_json(&db(0).to_string())
+        .with_mod("fx", modhost_tests::guests::FIXTURE, "")
+        .config(move |c| {
+            c.builtin_mods = true;
+            c.store_url = Some(url.clone());
+        })
+        .start()
+        .await
+        .unwrap();
+    // Hosts announce themselves every 2 s: within 10 s, a sees both, and that b serves `fx` too.
+    let started = std::time::Instant::now();
+    let cluster = loop {
+        let status = modhost_tests::client::send(a.addr, &modhost_tests::client::Call::get("/modhost/status"))
+            .await
+            .unwrap()
+            .json();
+        let cluster = status["cluster"].clone();
+        if cluster["hosts"].as_array().is_some_and(|h| h.len() == 2) && !cluster["warning"].is_null() {
+            break cluster;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{status}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let hosts = cluster["hosts"].as_array().unwrap();
+    assert_eq!(hosts.iter().filter(|h| h["this"] == true).count(), 1, "{cluster}");
+    assert!(hosts.iter().any(|h| h["mods"]["fx"] == "0.1.0"), "{cluster}");
+    assert!(hosts.iter().all(|h| h["mods"]["emulator"].is_string() && h["generation"].is_u64()), "{cluster}");
+    assert!(cluster["warning"].as_str().unwrap().contains("hosts serve different mods"), "{cluster}");
+    drop(b);
+}

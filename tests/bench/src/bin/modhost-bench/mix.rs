@@ -22,9 +22,14 @@ use std::time::{Duration, Instant};
 /// profile.
 static SESSION: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
-/// This run's session id.
+/// This run's session id (a first one made on first use).
 fn session() -> String {
-    SESSION.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    let id = SESSION.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    if id.is_empty() {
+        new_session();
+        return session();
+    }
+    id
 }
 
 /// Starts a run with a session id (24 hex digits) no earlier run used; answers its tail, for a
