@@ -132,6 +132,7 @@ pub(super) fn mod_failed(id: &str, error: &CallError) -> Answer {
         return Answer::error(status, "the mod refused the request", &[("mod", id), ("reason", &reason)]);
     }
     let unavailable = match error {
+        CallError::Busy(crate::sandbox::Busy::Store(_)) => Some("the store is unavailable"),
         CallError::Busy(_) => Some("the server is busy"),
         CallError::Quarantined(_) => Some("the mod is quarantined until it is loaded again"),
         _ => None,

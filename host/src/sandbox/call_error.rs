@@ -73,6 +73,10 @@ pub(crate) enum Busy {
     /// The server-wide memory budget stayed full.
     #[error("{0}")]
     Memory(super::budget::BudgetFull),
+    /// The call failed after a store call found the store unavailable (a shared store's database
+    /// down or restarting): the outage's failure, not the mod's.
+    #[error("{0}")]
+    Store(String),
     /// The call waited for the memory budget and then ran out its deadline.
     #[error("the call waited for the server's guest memory budget and then ran out its deadline of {} ms", .0.as_millis())]
     MemoryThenDeadline(Duration),

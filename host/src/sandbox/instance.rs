@@ -527,6 +527,11 @@ impl LoadedMod {
                 }
                 Ok(value)
             }
+            // A failure after the store was found unavailable is the outage's (503), whatever the
+            // mod made of the store's error.
+            Ok(Err(_)) | Err(_) if let Some(outage) = instance.store.data().store_unavailable.clone() => {
+                Err(CallError::Busy(Busy::Store(outage)))
+            }
             Ok(Err(mod_error)) => Err(describe_mod_error(&mod_error)),
             Err(trap) => Err(self.classify_trap(&trap, limiter, deadline, &output)),
         }

@@ -51,7 +51,7 @@ pub(crate) use bindings::full::exports::modhost::plugin::guest::Verdict;
 pub(crate) use bindings::full::exports::modhost::plugin::realtime::{AcceptVerdict, Fired, Message as SocketMessage};
 pub(crate) use bindings::{Chunk, MatchKind as WitMatchKind, Request, Response};
 pub(crate) use budget::{MemoryBudget, ModUsage};
-pub(crate) use call_error::CallError;
+pub(crate) use call_error::{Busy, CallError};
 pub use command::CommandExit;
 pub use compile::CompileSource;
 pub use instance::LoadedMod;

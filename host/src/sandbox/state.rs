@@ -208,6 +208,9 @@ pub(crate) struct CallState {
     pub(crate) trace: Option<Trace>,
     /// What the running call is part of: its caller's frames, its session (`peers.rs`).
     pub(crate) chain: super::peers::Chain,
+    /// Set when a store call of this call found the store unavailable (a shared store's database
+    /// down): a call that then fails is the outage's, answered 503.
+    pub(crate) store_unavailable: Option<String>,
     /// The running call's deadline, which `emit` pauses while subscribers run on their own
     /// (`deadline.rs`); none between calls and without limits.
     pub(crate) deadline: Option<Arc<super::deadline::Deadline>>,
@@ -231,6 +234,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            store_unavailable: None,
             deadline: None,
             long_call: None,
             wasi: None,
@@ -248,6 +252,7 @@ impl CallState {
             log_bytes: 0,
             trace: None,
             chain: super::peers::Chain::default(),
+            store_unavailable: None,
             deadline: None,
             long_call: None,
             wasi: Some(wasi),
@@ -259,6 +264,7 @@ impl CallState {
     /// the chain it runs in.
     pub(crate) fn begin_call(&mut self, chain: super::peers::Chain) {
         self.log_bytes = 0;
+        self.store_unavailable = None;
         self.chain = chain;
         let limits = &mut self.limits;
         (limits.over_cap, limits.budget_full, limits.budget_waited) = (false, None, false);

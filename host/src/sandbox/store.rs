@@ -20,8 +20,19 @@ fn store_error(e: StoreError) -> Error {
         }
         StoreError::Unreadable { .. } => Error::Unreadable(message),
         StoreError::Conflict { .. } => Error::Conflict(message),
-        StoreError::Io { .. } | StoreError::Lock(_) | StoreError::LeaseLost { .. } => Error::Io(message),
+        StoreError::Io { .. } | StoreError::Lock(_) | StoreError::LeaseLost { .. } | StoreError::Unavailable { .. } => {
+            Error::Io(message)
+        }
     }
+}
+
+/// [`store_error`], noting on the call when the store itself was unavailable: a call that then fails
+/// is answered 503, not as the mod's failure (`instance.rs`).
+fn noted(unavailable: &mut Option<String>, e: StoreError) -> Error {
+    if let StoreError::Unavailable { .. } = &e {
+        *unavailable = Some(e.to_string());
+    }
+    store_error(e)
 }
 
 /// Values and patches up to this size are committed inline: copying and writing them costs
@@ -58,6 +69,7 @@ impl Cost {
 /// listing of many keys, a 64 MiB value or a wait behind fsyncs never holds an async worker.
 async fn on_store<T: Send + 'static>(
     cx: &Arc<ModContext>,
+    unavailable: &mut Option<String>,
     namespace: String,
     write_key: Option<&str>,
     cost: impl FnOnce(&Store, &str) -> Cost,
@@ -65,7 +77,7 @@ async fn on_store<T: Send + 'static>(
 ) -> Result<T, Error> {
     cx.grants.check_store(&cx.id, &namespace, write_key.is_some()).map_err(|why| cx.denied(why))?;
     if cost(&cx.store, &namespace) == Cost::Short {
-        return call(&cx.store, &namespace).map_err(store_error);
+        return call(&cx.store, &namespace).map_err(|e| noted(unavailable, e));
     }
     // A write is fenced from now, not from when a blocking thread picks it up: if this call is given
     // up meanwhile (its deadline), the session's next request must still read what the write commits.
@@ -77,7 +89,7 @@ async fn on_store<T: Send + 'static>(
         outcome
     };
     match tokio::task::spawn_blocking(blocking).await {
-        Ok(result) => result.map_err(store_error),
+        Ok(result) => result.map_err(|e| noted(unavailable, e)),
         Err(e) => Err(Error::Io(format!("the store call did not finish: {e}"))),
     }
 }
@@ -155,9 +167,15 @@ impl plugin::store::Host for CallState {
     async fn ns_get(&mut self, namespace: String, key: String) -> Result<Option<Vec<u8>>, Error> {
         let start = self.clock();
         let k = key.clone();
-        let found =
-            on_store(&self.cx, namespace, None, |s, ns| Cost::read(s, ns, &k, false), move |s, ns| s.get(ns, &key))
-                .await;
+        let found = on_store(
+            &self.cx,
+            &mut self.store_unavailable,
+            namespace,
+            None,
+            |s, ns| Cost::read(s, ns, &k, false),
+            move |s, ns| s.get(ns, &key),
+        )
+        .await;
         self.clocked(Phase::StoreGet, start, found.map(|v| v.map(|v| v.to_vec())))
     }
 
@@ -170,6 +188,7 @@ impl plugin::store::Host for CallState {
         let k = key.clone();
         let found = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             None,
             |s, ns| Cost::read(s, ns, &k, false),
@@ -185,6 +204,7 @@ impl plugin::store::Host for CallState {
         let (k, len) = (key.clone(), value.len());
         let done = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, len),
@@ -206,6 +226,7 @@ impl plugin::store::Host for CallState {
         let (k, len) = (key.clone(), value.len());
         let done = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, len),
@@ -221,6 +242,7 @@ impl plugin::store::Host for CallState {
         let k = key.clone();
         let done = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, false, 0),
@@ -232,7 +254,15 @@ impl plugin::store::Host for CallState {
 
     async fn ns_list(&mut self, namespace: String, prefix: String) -> Result<Vec<String>, Error> {
         let start = self.clock();
-        let keys = on_store(&self.cx, namespace, None, |_, _| Cost::Long, move |s, ns| s.list(ns, &prefix)).await;
+        let keys = on_store(
+            &self.cx,
+            &mut self.store_unavailable,
+            namespace,
+            None,
+            |_, _| Cost::Long,
+            move |s, ns| s.list(ns, &prefix),
+        )
+        .await;
         self.clocked(Phase::StoreList, start, keys)
     }
 
@@ -246,6 +276,7 @@ impl plugin::store::Host for CallState {
         let k = key.clone();
         let found = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             None,
             |s, ns| Cost::read(s, ns, &k, true),
@@ -260,6 +291,7 @@ impl plugin::store::Host for CallState {
         let k = key.clone();
         let keys = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             None,
             |s, ns| Cost::read(s, ns, &k, true),
@@ -281,6 +313,7 @@ impl plugin::store::Host for CallState {
         let (k, len) = (key.clone(), patch.len());
         let done = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, true, len),
@@ -303,6 +336,7 @@ impl plugin::store::Host for CallState {
         let (k, len) = (key.clone(), patch.len());
         let done = on_store(
             &self.cx,
+            &mut self.store_unavailable,
             namespace,
             Some(&k),
             |s, ns| Cost::write(s, ns, &k, true, len),

@@ -11,7 +11,7 @@
 //! (`idle_in_transaction_session_timeout`), its transaction rolled back.
 
 use crate::pool::{Statements, statement};
-use crate::{Fail, Shared, reason};
+use crate::{Fail, Shared};
 use modhost_store::{HostSeen, Lease, StoreError};
 use postgres::Transaction;
 use std::time::Duration;
@@ -34,34 +34,30 @@ pub(crate) fn acquire(
     holder: &str,
     ttl: Duration,
 ) -> Result<Option<Lease>, StoreError> {
-    let io = |reason: String| StoreError::Io { op: "lease", key: format!("session {session}"), reason };
-    let shown = shared.leases.shown();
-    let mut conn = shared.leases.take().map_err(io)?;
-    let (client, statements) = conn.parts();
-    let grant =
-        statement(statements, client, GRANT).map_err(|e| io(format!("PostgreSQL at {shown}: {}", reason(&e))))?;
-    match client.query_opt(&grant, &[&session, &holder, &ttl.as_secs_f64()]) {
-        Ok(row) => {
-            Ok(row.map(|row| Lease { session: session.to_owned(), holder: holder.to_owned(), token: row.get(0) }))
+    let key = format!("session {session}");
+    let io = |reason: String| StoreError::Io { op: "lease", key: key.clone(), reason };
+    shared.run_on(&shared.leases, "lease", &key, io, |client, statements| {
+        let grant = statement(statements, client, GRANT)?;
+        match client.query_opt(&grant, &[&session, &holder, &ttl.as_secs_f64()]) {
+            Ok(row) => {
+                Ok(row.map(|row| Lease { session: session.to_owned(), holder: holder.to_owned(), token: row.get(0) }))
+            }
+            // The old holder's write still holds the row: not granted yet.
+            Err(e) if e.code().is_some_and(|c| *c == postgres::error::SqlState::LOCK_NOT_AVAILABLE) => Ok(None),
+            Err(e) => Err(Fail::Pg(e)),
         }
-        // The old holder's write still holds the row: not granted yet.
-        Err(e) if e.code().is_some_and(|c| *c == postgres::error::SqlState::LOCK_NOT_AVAILABLE) => Ok(None),
-        Err(e) => Err(io(format!("PostgreSQL at {shown}: {}", reason(&e)))),
-    }
+    })
 }
 
 /// Ends `lease` now, if it is still current: another host may be granted the session at once.
 pub(crate) fn release(shared: &Shared, lease: &Lease) -> Result<(), StoreError> {
-    let io = |reason: String| StoreError::Io {
-        op: "release the lease of",
-        key: format!("session {}", lease.session),
-        reason,
-    };
-    let mut conn = shared.leases.take().map_err(io)?;
-    let (client, statements) = conn.parts();
-    let release = statement(statements, client, RELEASE).map_err(|e| io(reason(&e)))?;
-    client.execute(&release, &[&lease.session, &lease.holder, &lease.token]).map_err(|e| io(reason(&e)))?;
-    Ok(())
+    let key = format!("session {}", lease.session);
+    let io = |reason: String| StoreError::Io { op: "release the lease of", key: key.clone(), reason };
+    shared.run_on(&shared.leases, "release the lease of", &key, io, |client, statements| {
+        let release = statement(statements, client, RELEASE)?;
+        client.execute(&release, &[&lease.session, &lease.holder, &lease.token])?;
+        Ok(())
+    })
 }
 
 /// Inside a write's transaction: refuses the write unless `lease` (when it carries one) is still
@@ -96,18 +92,18 @@ const FORGET: &str = "DELETE FROM modhost.hosts WHERE seen_at < clock_timestamp(
 /// Records `holder`'s report and answers the hosts heard from in the last minute; hosts silent for an
 /// hour are forgotten (the table holds the hosts of about the last hour).
 pub(crate) fn announce(shared: &Shared, holder: &str, report: &str) -> Result<Vec<HostSeen>, StoreError> {
-    let io = |reason: String| StoreError::Io { op: "announce", key: format!("host {holder}"), reason };
-    let mut conn = shared.leases.take().map_err(io)?;
-    let (client, statements) = conn.parts();
-    let pg = |e: postgres::Error| io(reason(&e));
-    let announce = statement(statements, client, ANNOUNCE).map_err(pg)?;
-    client.execute(&announce, &[&holder, &report]).map_err(pg)?;
-    let forget = statement(statements, client, FORGET).map_err(pg)?;
-    client.execute(&forget, &[]).map_err(pg)?;
-    let seen = statement(statements, client, SEEN).map_err(pg)?;
-    let rows = client.query(&seen, &[]).map_err(pg)?;
-    Ok(rows
-        .iter()
-        .map(|row| HostSeen { holder: row.get(0), report: row.get(1), age_ms: row.get::<_, i64>(2).max(0) as u64 })
-        .collect())
+    let key = format!("host {holder}");
+    let io = |reason: String| StoreError::Io { op: "announce", key: key.clone(), reason };
+    shared.run_on(&shared.leases, "announce", &key, io, |client, statements| {
+        let announce = statement(statements, client, ANNOUNCE)?;
+        client.execute(&announce, &[&holder, &report])?;
+        let forget = statement(statements, client, FORGET)?;
+        client.execute(&forget, &[])?;
+        let seen = statement(statements, client, SEEN)?;
+        let rows = client.query(&seen, &[])?;
+        Ok(rows
+            .iter()
+            .map(|row| HostSeen { holder: row.get(0), report: row.get(1), age_ms: row.get::<_, i64>(2).max(0) as u64 })
+            .collect())
+    })
 }

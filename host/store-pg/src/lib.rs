@@ -164,15 +164,14 @@ pub(crate) fn reason(e: &postgres::Error) -> String {
 /// Whether running the transaction again may succeed: it lost a race, or its connection broke before
 /// it committed.
 fn retryable(e: &postgres::Error) -> bool {
-    e.is_closed()
-        || e.code().is_some_and(|c| {
-            *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::T_R_DEADLOCK_DETECTED
-                // The connection was ended (an administrator, a shutdown, a restart) or failed: a new
-                // one may work, or say that the server is unreachable.
-                || c.code().starts_with("08")
-                || c.code().starts_with("57P")
-        })
+    lost(e)
+        || e.code().is_some_and(|c| *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// Whether the connection was ended (an administrator, a shutdown, a restart) or failed: a new one
+/// may work, or say that the server is unreachable.
+pub(crate) fn lost(e: &postgres::Error) -> bool {
+    e.is_closed() || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
 }
 
 // The statements, named for what they do. `$1`/`$2` are always the namespace and the key.
@@ -314,7 +313,7 @@ impl Shared {
         self.wait_for_writes(id);
         let cached = self.cached(id);
         let unreadable = |reason: String| StoreError::Unreadable { key: id.1.clone(), reason };
-        let loaded = self.read(unreadable, |client, statements| {
+        let loaded = self.read("read", &id.1, unreadable, |client, statements| {
             if let Some(cached) = &cached {
                 let query = statement(statements, client, VERSION)?;
                 match client.query_opt(&query, &[&id.0, &id.1])? {
@@ -329,17 +328,33 @@ impl Shared {
         Ok(loaded)
     }
 
-    /// Runs a read on a pooled connection, again on a new one when the old one broke (a restarted
-    /// server); its failure, naming the server, made a store error by `error`.
+    /// Runs a read (or a statement that may simply run again) on a pooled connection, again on a new
+    /// one when the old one broke (a restarted server); its failure, naming the server, made a store
+    /// error by `error` (`Unavailable` when the server cannot be reached).
     pub(crate) fn read<T>(
         &self,
+        op: &'static str,
+        key: &str,
+        error: impl Fn(String) -> StoreError,
+        body: impl FnMut(&mut postgres::Client, &mut Statements) -> Result<T, Fail>,
+    ) -> Result<T, StoreError> {
+        self.run_on(&self.pool, op, key, error, body)
+    }
+
+    /// [`Shared::read`] on `pool` (the leases have a pool of their own).
+    pub(crate) fn run_on<T>(
+        &self,
+        pool: &Pool,
+        op: &'static str,
+        key: &str,
         error: impl Fn(String) -> StoreError,
         mut body: impl FnMut(&mut postgres::Client, &mut Statements) -> Result<T, Fail>,
     ) -> Result<T, StoreError> {
-        let shown = self.pool.shown();
+        let shown = pool.shown();
+        let unavailable = |reason: String| StoreError::Unavailable { op, key: key.to_owned(), reason };
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            let mut conn = self.pool.take().map_err(&error)?;
+            let mut conn = pool.take().map_err(unavailable)?;
             let (client, statements) = conn.parts();
             match body(client, statements) {
                 Ok(answer) => return Ok(answer),
@@ -349,7 +364,7 @@ impl Shared {
                 Err(Fail::Retry) => last = "the key changed while it was read".to_owned(),
             }
         }
-        Err(error(format!("gave up after {ATTEMPTS} attempts: {last}")))
+        Err(unavailable(format!("gave up after {ATTEMPTS} attempts: {last}")))
     }
 
     fn quota_of(&self, namespace: &str) -> modhost_store::Quota {
@@ -420,12 +435,13 @@ impl Shared {
     ) -> Result<T, StoreError> {
         let shown = self.pool.shown();
         let io = |reason: String| StoreError::Io { op, key: key.to_owned(), reason };
+        let unavailable = |reason: String| StoreError::Unavailable { op, key: key.to_owned(), reason };
         let pg = |e: &postgres::Error| format!("PostgreSQL at {shown}: {}", reason(e));
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let _done = Done(&self.in_flight);
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            let mut conn = self.pool.take().map_err(io)?;
+            let mut conn = self.pool.take().map_err(unavailable)?;
             let (client, statements) = conn.parts();
             let mut tx = match client.transaction() {
                 Ok(tx) => tx,
@@ -439,7 +455,7 @@ impl Shared {
                 Ok(answer) => {
                     return match tx.commit() {
                         Ok(()) => Ok(answer),
-                        Err(e) if e.is_closed() => Err(io(format!(
+                        Err(e) if e.is_closed() => Err(unavailable(format!(
                             "the connection to PostgreSQL at {shown} was lost during the commit, so whether it was stored is unknown: {}",
                             reason(&e)
                         ))),
@@ -456,7 +472,7 @@ impl Shared {
                 Err(Fail::Pg(e)) => return Err(io(pg(&e))),
             }
         }
-        Err(io(format!("gave up after {ATTEMPTS} attempts: {last}")))
+        Err(unavailable(format!("gave up after {ATTEMPTS} attempts: {last}")))
     }
 }
 
@@ -647,7 +663,7 @@ impl Backend for PgStore {
         let io = |e: String| StoreError::Io { op: "list", key: prefix.to_owned(), reason: e };
         // Keys are `[A-Za-z0-9._-]`, all below `~`: those starting with `prefix` are [prefix, prefix~).
         let end = format!("{prefix}~");
-        self.shared.read(io, |client, statements| {
+        self.shared.read("list", prefix, io, |client, statements| {
             let query = statement(statements, client, LIST)?;
             let rows = client.query(&query, &[&namespace, &prefix, &end])?;
             Ok(rows.iter().map(|row| row.get::<_, String>(0)).collect())
@@ -656,7 +672,7 @@ impl Backend for PgStore {
 
     fn namespaces(&self) -> Result<Vec<String>, StoreError> {
         let io = |e: String| StoreError::Io { op: "list", key: "the namespaces".to_owned(), reason: e };
-        self.shared.read(io, |client, statements| {
+        self.shared.read("list", "the namespaces", io, |client, statements| {
             let query = statement(statements, client, NAMESPACES)?;
             let rows = client.query(&query, &[])?;
             Ok(rows.iter().map(|row| row.get::<_, String>(0)).collect())
@@ -764,7 +780,7 @@ impl Backend for PgStore {
 
     fn usage(&self, namespace: &str) -> Usage {
         let io = |e: String| StoreError::Io { op: "read", key: "the usage".to_owned(), reason: e };
-        let usage = self.shared.read(io, |client, statements| {
+        let usage = self.shared.read("read", "the usage", io, |client, statements| {
             let query = statement(statements, client, USAGE)?;
             let row = client.query_opt(&query, &[&namespace])?;
             Ok(row.map_or_else(Usage::default, |row| Usage {

@@ -112,10 +112,16 @@ fn a_restarted_server_fails_calls_with_a_clear_error_then_serves_again_by_itself
     let (a, _) = two_hosts(&server);
     a.set("game", "profile", b"before").unwrap();
     server.stop();
-    let failed = a.set("game", "profile", b"during").unwrap_err().to_string();
-    assert!(failed.contains("could not write `profile`") && failed.contains("PostgreSQL"), "{failed}");
-    let failed = a.get("game", "profile").unwrap_err().to_string();
-    assert!(failed.contains("`profile` exists but could not be read"), "{failed}");
+    let failed = a.set("game", "profile", b"during").unwrap_err();
+    assert!(matches!(failed, StoreError::Unavailable { .. }), "{failed:?}");
+    let failed = failed.to_string();
+    assert!(
+        failed.contains("could not write `profile`: the store is unavailable") && failed.contains("PostgreSQL"),
+        "{failed}"
+    );
+    let failed = a.get("game", "profile").unwrap_err();
+    assert!(matches!(failed, StoreError::Unavailable { .. }), "{failed:?}");
+    assert!(failed.to_string().contains("could not read `profile`"), "{failed}");
     server.restart();
     // The pool's connections died with the server; the next calls connect again.
     assert_eq!(a.get("game", "profile").unwrap().unwrap().as_ref(), b"before");

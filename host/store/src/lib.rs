@@ -120,6 +120,17 @@ pub enum StoreError {
         /// SQLite's or the OS's message (`database or disk is full`, …).
         reason: String,
     },
+    /// The store's database could not be reached (a shared store's server is down or restarting):
+    /// nothing was read or written; the same call may work once it is back.
+    #[error("could not {op} `{key}`: the store is unavailable: {reason}")]
+    Unavailable {
+        /// What was being done (`read`, `write`, `list`…).
+        op: &'static str,
+        /// The key, as the caller named it.
+        key: String,
+        /// Which server, and why (its own message).
+        reason: String,
+    },
     /// The write carried a session's lease that is no longer this host's (it expired, or another
     /// host took the session): refused by the database, nothing written.
     #[error("could not write `{key}`: {reason}; nothing was written")]

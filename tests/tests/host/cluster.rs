@@ -124,3 +124,53 @@ async fn the_status_shows_every_host_and_warns_when_they_serve_different_mods() 
     assert!(cluster["warning"].as_str().unwrap().contains("hosts serve different mods"), "{cluster}");
     drop(b);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgresql_restarted_under_load_keeps_every_acknowledged_purchase_and_money_matches_rifles() {
+    let pg = std::sync::Arc::new(tokio::task::spawn_blocking(Server::start).await.unwrap());
+    let a = host(&pg.url()).await;
+    let player = Player::new(a.addr, A, "Load").await;
+    let buy = json!({"data": [{"Action": "TradingConfirm", "type": "buy_from_trader", "tid": TRADER, "item_id": OFFER,
+                     "count": 1, "scheme_id": 0, "scheme_items": [{"id": player.roubles, "count": 25_000}]}], "tm": 1});
+    // Purchases one after another (at most 15: the money's worth) while PostgreSQL restarts.
+    let addr = a.addr;
+    let load = tokio::spawn(async move {
+        let (mut acknowledged, mut failed) = (0u64, 0u64);
+        for _ in 0..15 {
+            let call =
+                modhost_tests::client::Call::post("/client/game/profile/items/moving", buy.to_string().as_bytes())
+                    .session(A);
+            match modhost_tests::client::send(addr, &call).await {
+                Ok(reply) if reply.status == 200 && reply.json()["err"] == 0 => {
+                    let warnings = &reply.json()["data"]["warnings"];
+                    if warnings.as_array().is_none_or(Vec::is_empty) {
+                        acknowledged += 1;
+                    }
+                }
+                Ok(reply) => {
+                    assert!(reply.status == 503 || reply.status == 200, "{} {}", reply.status, reply.text());
+                    failed += 1;
+                }
+                Err(_) => failed += 1,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        }
+        (acknowledged, failed)
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let restarting = pg.clone();
+    tokio::task::spawn_blocking(move || {
+        restarting.stop();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        restarting.restart();
+    })
+    .await
+    .unwrap();
+    let (acknowledged, failed) = load.await.unwrap();
+    assert!(acknowledged > 0, "nothing applied ({failed} failed)");
+    // Every acknowledged purchase is stored; one whose commit's outcome was unknown may be too, but
+    // never half: the money spent is exactly the rifles held.
+    let rifles = player.of(RIFLE).await.len() as u64;
+    assert!(rifles >= acknowledged, "{rifles} rifles for {acknowledged} acknowledged purchases");
+    assert_eq!(player.units(ROUBLES).await, 500_000 - 25_000 * rifles);
+}
