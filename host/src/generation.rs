@@ -10,6 +10,7 @@
 //!
 //! Key types: [`Generation`], [`LoadReport`].
 
+use crate::dblog::Follow;
 use crate::sandbox::{Chain, CompileSource, LoadedMod, ModContext, Peers, Runtime, Step, WitMatchKind};
 use crate::settings::ServerSettings;
 use anyhow::Context as _;
@@ -37,6 +38,8 @@ pub struct Generation {
     pub number: u64,
     /// The game database, as `db.json` plus this generation's `init` patches (and later runtime patches).
     pub db: Arc<Db>,
+    /// On a store several hosts share, the db following the cluster's patch log (`dblog.rs`).
+    pub(crate) follow: Option<Arc<Follow>>,
     /// Which mod answers which route.
     pub routes: RouteTable<Arc<LoadedMod>>,
     /// Which mod accepts websockets on which socket route (`realtime.declare-realtime`), with the
@@ -135,6 +138,8 @@ impl Generation {
         let started = Instant::now();
         let root = config.root.clone();
         let db = Arc::new(tokio::task::spawn_blocking(move || load_db(&root)).await.context("reading the db")??);
+        // On a store several hosts share, the db follows the cluster's patch log once built.
+        let follow = store.exchange().map(|exchange| Arc::new(Follow::new(exchange, db.clone())));
 
         let mut found = Vec::new();
         if config.builtin_mods {
@@ -182,7 +187,8 @@ impl Generation {
                     let effective = Arc::new(mod_config.effective.clone());
                     let limits = config.limits_for(&id);
                     let builders = (&mut builder, &mut sockets);
-                    load_one(runtime, &source.manifest, wasm, effective, limits, &db, store, &peers, builders).await
+                    let db = (&db, follow.as_ref());
+                    load_one(runtime, &source.manifest, wasm, effective, limits, db, store, &peers, builders).await
                 }
             };
             match outcome.and_then(|loaded| Ok((loaded, Arc::new(mod_config?)))) {
@@ -218,6 +224,17 @@ impl Generation {
                 }
             }
         }
+        if let Some(follow) = &follow {
+            // The runtime patches other hosts made, in their order, over this host's `init`s.
+            let follow = follow.clone();
+            let replayed = tokio::task::spawn_blocking(move || follow.arm())
+                .await
+                .context("replaying the cluster's db patches")?
+                .context("replaying the cluster's db patches")?;
+            if replayed > 0 {
+                tracing::info!("generation {number}: replayed {replayed} db patches of the cluster");
+            }
+        }
         if warm {
             let db = db.clone();
             let indexed =
@@ -227,6 +244,7 @@ impl Generation {
         Ok(Generation {
             number,
             db,
+            follow,
             routes: builder.build(),
             sockets: sockets.build(),
             hooks: hook_table(&loaded, &manifests),
@@ -287,7 +305,7 @@ async fn load_one(
     wasm: Vec<u8>,
     mod_config: Arc<serde_json::Value>,
     limits: crate::settings::ModLimits,
-    db: &Arc<Db>,
+    (db, follow): (&Arc<Db>, Option<&Arc<Follow>>),
     store: &Arc<Store>,
     peers: &Arc<Peers>,
     (builder, sockets): (&mut RouteTableBuilder<Arc<LoadedMod>>, &mut RouteTableBuilder<SocketOwner>),
@@ -295,6 +313,7 @@ async fn load_one(
     let id = &manifest.id;
     let mut cx = ModContext::new(id, db.clone(), store.clone(), manifest.grants.clone());
     cx.config = mod_config;
+    cx.follow = follow.cloned();
     let _ = cx.peers.set(Arc::downgrade(peers));
     let cx = Arc::new(cx);
     let own_id = cx.id.clone();

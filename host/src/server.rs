@@ -100,10 +100,18 @@ impl Server {
             }
             false => SessionLocks::default(),
         });
-        let realtime = Arc::new(Realtime::new(config.realtime.clone(), store.clone()));
+        let holder = sessions.cluster().map(|c| c.holder().to_owned());
+        let realtime = Arc::new(Realtime::new(config.realtime.clone(), store.clone(), holder.as_deref()));
         let runtime =
             Arc::new(Runtime::new(config.engine, Some(root.join("cache")), sessions.clone(), realtime.clone())?);
 
+        // A cluster that had stopped whole starts its db anew, as one host does (`dblog.rs`).
+        if let (Some(exchange), Some(holder)) = (store.exchange(), holder.clone()) {
+            let begun = tokio::task::spawn_blocking(move || exchange.begin_log(&holder)).await??;
+            if begun {
+                tracing::info!("no other host is running: the cluster's db patch log starts empty");
+            }
+        }
         let first = Generation::build(1, &config, &runtime, &store, false).await?;
         if config.strict && !first.report.failed.is_empty() {
             let list: Vec<String> = first.report.failed.iter().map(LeftOut::to_string).collect();
@@ -173,6 +181,11 @@ impl Server {
         let timers = crate::scheduler::start(self.app.clone());
         let addr = self.listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
         let members = self.app.sessions.cluster().map(|c| crate::members::start(self.app.clone(), c.clone(), addr));
+        // On a shared store: the other hosts' pushes and db patches.
+        let link = match self.app.store.exchange() {
+            Some(exchange) => Some(crate::cluster_link::start(self.app.clone(), &exchange)?),
+            None => None,
+        };
         let served = crate::front::serve(self.listener, self.early, self.app, self.max_connections, shutdown).await;
         // Its firings hold the app (and the store) too.
         timers.stop().await;
@@ -182,6 +195,9 @@ impl Server {
         }
         hangup.abort();
         let _ = hangup.await;
+        if let Some(link) = link {
+            link.stop().await;
+        }
         if let Some(members) = members {
             members.abort();
             let _ = members.await;

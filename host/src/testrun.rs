@@ -54,7 +54,7 @@ pub async fn run(wasm: &Path, args: &[String], manifest: Option<&Path>, deadline
     let limits = ModLimits { memory_bytes: 512 << 20, mod_instances: 1, ..ModLimits::default() };
     // No server: the command reaches no session lock, notifier or timer (it has no peers), but a
     // runtime is handed its own all the same.
-    let realtime = Arc::new(crate::realtime::Realtime::new(crate::realtime::RealtimeLimits::default(), store));
+    let realtime = Arc::new(crate::realtime::Realtime::new(crate::realtime::RealtimeLimits::default(), store, None));
     let runtime = Runtime::new(engine, None, Arc::default(), realtime)?;
     // The program name first, as a shell would pass it; libtest skips it.
     let argv: Vec<String> = std::iter::once(wasm.display().to_string()).chain(args.iter().cloned()).collect();

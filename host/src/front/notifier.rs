@@ -101,6 +101,10 @@ struct Registered {
 impl Registered {
     fn attach(realtime: Arc<Realtime>, session: SessionId) -> Result<Registered, TooManySockets> {
         let attached = realtime.hub.attach(session)?;
+        // On a store several hosts share, what waits for the session in the store comes too.
+        if let Some(relay) = &realtime.relay {
+            relay.attached(session);
+        }
         Ok(Registered { realtime, session, attached })
     }
 }
@@ -117,7 +121,11 @@ async fn poll(app: &App, rest: &str) -> Answer {
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let messages = app.realtime.hub.poll(session, app.config.realtime.poll_wait).await;
+    let (realtime, wait) = (&app.realtime, app.config.realtime.poll_wait);
+    let messages = match &realtime.relay {
+        Some(relay) => relay.poll(&realtime.hub, session, wait).await,
+        None => realtime.hub.poll(session, wait).await,
+    };
     let body = if messages.is_empty() {
         Bytes::from_static(PING.as_bytes())
     } else {

@@ -295,27 +295,53 @@ impl Hub {
         message: Utf8Bytes,
     ) -> Result<Delivery, QueueFull> {
         let mut inner = self.inner();
-        if let Some(open) = inner.sockets.get(&session) {
-            match open.outbox.push(Message::Text(message.clone())) {
-                Ok(()) => {
-                    self.counters.delivered.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Delivery::Delivered);
-                }
-                Err(refused) => {
-                    // Its client is not reading (or it is closing): it goes, and the message waits
-                    // in the queue for the client's next socket.
-                    if refused == Refused::Full {
-                        open.outbox.close(1008, "the client is not reading its messages");
-                        self.counters.stalled.fetch_add(1, Ordering::Relaxed);
-                    }
-                    inner.sockets.remove(&session);
-                }
-            }
-        }
+        let Err(message) = self.deliver_locked(&mut inner, session, message) else { return Ok(Delivery::Delivered) };
         self.enqueue(&mut inner, share, session, message)?;
         drop(inner);
         self.queued_wake.notify_waiters();
         Ok(Delivery::Queued)
+    }
+
+    /// Writes `message` to `session`'s socket when it has one here that takes it; else hands the
+    /// message back (to be queued, here or, on a shared store, for every host: `relay.rs`).
+    pub(crate) fn deliver(&self, session: SessionId, message: Utf8Bytes) -> Result<(), Utf8Bytes> {
+        self.deliver_locked(&mut self.inner(), session, message)
+    }
+
+    fn deliver_locked(&self, inner: &mut Inner, session: SessionId, message: Utf8Bytes) -> Result<(), Utf8Bytes> {
+        let Some(open) = inner.sockets.get(&session) else { return Err(message) };
+        match open.outbox.push(Message::Text(message.clone())) {
+            Ok(()) => {
+                self.counters.delivered.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(refused) => {
+                // Its client is not reading (or it is closing): it goes, and the message waits
+                // in the queue for the client's next socket.
+                if refused == Refused::Full {
+                    open.outbox.close(1008, "the client is not reading its messages");
+                    self.counters.stalled.fetch_add(1, Ordering::Relaxed);
+                }
+                inner.sockets.remove(&session);
+                Err(message)
+            }
+        }
+    }
+
+    /// The sessions with a socket here.
+    pub(crate) fn socket_sessions(&self) -> Vec<SessionId> {
+        self.inner().sockets.keys().copied().collect()
+    }
+
+    /// Resolves at the next [`Self::wake_polls`] or queued message (registered when made).
+    pub(crate) fn poll_wake(&self) -> tokio::sync::futures::Notified<'_> {
+        self.queued_wake.notified()
+    }
+
+    /// Wakes the polls waiting here, so each looks for its session's messages again (one may be
+    /// waiting in the store for it: `relay.rs`).
+    pub(crate) fn wake_polls(&self) {
+        self.queued_wake.notify_waiters();
     }
 
     fn enqueue(

@@ -5,6 +5,7 @@
 //! - `socket`: one open websocket: its writes, pings, caps and close.
 //! - `modsock`: websocket routes of mods, their connections and the calls into the mod.
 //! - `timers`: the mods' timers, stored so they survive restarts.
+//! - `relay`: on a store several hosts share, the notifier's messages across hosts.
 //!
 //! The HTTP side (the upgrade's handshake, the poll's answer) is the front's (`front/upgrade.rs`,
 //! `front/notifier.rs`); nothing here knows of hyper.
@@ -15,6 +16,7 @@
 
 pub(crate) mod hub;
 pub(crate) mod modsock;
+pub(crate) mod relay;
 pub(crate) mod socket;
 pub(crate) mod timers;
 
@@ -82,6 +84,8 @@ pub(crate) struct Realtime {
     pub(crate) sockets: modsock::ModSockets,
     /// Mods' timers.
     pub(crate) timers: timers::Timers,
+    /// On a store several hosts share, the notifier across them.
+    pub(crate) relay: Option<relay::Relay>,
     /// Tells every socket task the server is stopping.
     stop: tokio::sync::watch::Sender<bool>,
     /// The socket tasks, so a stopping server waits for them (a mod's connection holds the mod, and
@@ -90,9 +94,15 @@ pub(crate) struct Realtime {
 }
 
 impl Realtime {
-    /// The server's realtime parts; its timers are kept in `store` (the server's).
-    pub(crate) fn new(limits: RealtimeLimits, store: Arc<modhost_store::Store>) -> Realtime {
+    /// The server's realtime parts; its timers are kept in `store` (the server's). `holder`: this
+    /// host's name when the store is shared by several hosts (the notifier then spans them).
+    pub(crate) fn new(limits: RealtimeLimits, store: Arc<modhost_store::Store>, holder: Option<&str>) -> Realtime {
+        let relay = store
+            .exchange()
+            .zip(holder)
+            .map(|(exchange, holder)| relay::Relay::new(exchange, holder.to_owned(), limits.clone()));
         Realtime {
+            relay,
             hub: hub::Hub::new(limits.clone()),
             sockets: modsock::ModSockets::new(&limits),
             timers: timers::Timers::new(store),

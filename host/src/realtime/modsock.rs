@@ -255,7 +255,7 @@ mod tests {
         let limits = RealtimeLimits { mod_sockets_per_mod: per_mod, max_sockets: total, ..RealtimeLimits::default() };
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(modhost_store::Store::open(dir.path(), false).unwrap());
-        (Arc::new(super::super::Realtime::new(limits, store)), dir)
+        (Arc::new(super::super::Realtime::new(limits, store, None)), dir)
     }
 
     #[test]

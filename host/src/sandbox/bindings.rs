@@ -7,7 +7,8 @@
 //! host call costs a fraction of an async one), except the store's (a durable commit waits for fsyncs,
 //! a listing or a 64 MiB value takes long: those run on the blocking pool), `db.patch` (a large patch
 //! costs its size: it runs on the blocking pool, and a call that gives up abandons it), `mods` (an
-//! event or a call runs other mods' instances) and `timers` (scheduling one is a store commit).
+//! event or a call runs other mods' instances), `timers` (scheduling one is a store commit) and
+//! `push.send`/`push.broadcast` (on a store several hosts share, a message may go through it).
 //! Exports are async so a call runs on a fiber and a long-running guest yields to tokio at every epoch
 //! tick instead of pinning a worker.
 
@@ -18,6 +19,8 @@ wasmtime::component::bindgen!({
         "modhost:plugin/store": async,
         "modhost:plugin/db.patch": async,
         "modhost:plugin/mods": async,
+        "modhost:plugin/push.send": async,
+        "modhost:plugin/push.broadcast": async,
         "modhost:plugin/timers": async,
     },
     exports: { default: async },

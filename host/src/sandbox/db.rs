@@ -5,6 +5,7 @@
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::{CallState, ModContext};
+use crate::dblog::Refused;
 use crate::perf::Phase;
 use modhost_db::{DbError, Patch};
 use std::sync::Arc;
@@ -45,7 +46,7 @@ impl plugin::db::Host for CallState {
 
     async fn patch(&mut self, path: String, json: String) -> Result<(), Error> {
         let start = self.clock();
-        let done = patch(&self.cx, path, json).await;
+        let done = patch(&self.cx, &mut self.store_unavailable, path, json).await;
         self.clocked(Phase::DbPatch, start, done)
     }
 }
@@ -56,8 +57,14 @@ const PATCH_INLINE_MAX: usize = 256 << 10;
 /// `db.patch`: the path is checked first (a malformed one is `invalid`, whatever the grants), then the
 /// grant, then the size against the mod's cap. A large patch (or any while another is being computed)
 /// is checked and merged on the blocking pool; if the call gives up meanwhile (its deadline), the patch
-/// is abandoned and publishes nothing.
-async fn patch(cx: &Arc<ModContext>, path: String, json: String) -> Result<(), Error> {
+/// is abandoned and publishes nothing. On a store several hosts share, a runtime patch goes through
+/// the cluster's patch log (`dblog.rs`), on the blocking pool.
+async fn patch(
+    cx: &Arc<ModContext>,
+    unavailable: &mut Option<String>,
+    path: String,
+    json: String,
+) -> Result<(), Error> {
     modhost_db::parse_path(&path).map_err(db_error)?;
     cx.grants.check_db_write(&path).map_err(|why| cx.denied(why))?;
     let cap = cx.db_patch_bytes.load(Ordering::Relaxed);
@@ -67,6 +74,20 @@ async fn patch(cx: &Arc<ModContext>, path: String, json: String) -> Result<(), E
             cx.id,
             json.len()
         )));
+    }
+    if let Some(follow) = cx.follow.as_ref().filter(|f| f.armed()) {
+        let (follow, by) = (follow.clone(), cx.id.clone());
+        let logged = tokio::task::spawn_blocking(move || follow.patch(&by, &path, &json)).await;
+        return match logged {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(Refused::Db(e))) => Err(db_error(e)),
+            Ok(Err(Refused::Full { held, max })) => Err(Error::TooLarge(format!(
+                "mod {}: the cluster's db patch log holds {held} bytes of patches and may hold {max}; it is emptied when the whole cluster restarts",
+                cx.id
+            ))),
+            Ok(Err(Refused::Store(e))) => Err(super::store::noted(unavailable, e)),
+            Err(e) => Err(Error::Failed(format!("the db patch did not finish: {e}"))),
+        };
     }
     // Small patches run inline, unless a large one holds the db's writer: this one would wait for it.
     if json.len() <= PATCH_INLINE_MAX && !cx.db.patching() {

@@ -2,11 +2,14 @@
 //! (`crate::realtime::hub`). The session a call handles (its chain's) is the mod's to push to; any
 //! other, and every one at once, needs the `push` grant. A message for a session without a socket
 //! is queued within the mod's share of the queues (`push_queue_bytes`) and the server's bound, or
-//! refused (`too-large`, naming which).
+//! refused (`too-large`, naming which). On a store several hosts share, such a message waits in the
+//! store for whichever host the session connects to (`realtime/relay.rs`), and a broadcast reaches
+//! every host's sockets (the count is this host's).
 
 use super::bindings::{Error, modhost::plugin};
 use super::state::CallState;
 use crate::realtime::hub;
+use crate::realtime::relay::Unsent;
 use crate::session::SessionId;
 use plugin::push::Delivery;
 use std::sync::Arc;
@@ -42,7 +45,7 @@ impl CallState {
 }
 
 impl plugin::push::Host for CallState {
-    fn send(&mut self, session: String, message: String) -> Result<Delivery, Error> {
+    async fn send(&mut self, session: String, message: String) -> Result<Delivery, Error> {
         let session = self.session_arg(&session)?;
         if self.chain.session != Some(session) {
             self.cx.grants.check_push_other().map_err(|why| self.cx.denied(why))?;
@@ -53,17 +56,36 @@ impl plugin::push::Host for CallState {
             by: self.cx.id.clone(),
             bytes: self.cx.push_queue_bytes.load(std::sync::atomic::Ordering::Relaxed),
         };
-        match realtime.hub.push(&share, session, message) {
-            Ok(hub::Delivery::Delivered) => Ok(Delivery::Delivered),
-            Ok(hub::Delivery::Queued) => Ok(Delivery::Queued),
-            Err(full) => Err(Error::TooLarge(format!("mod {}: {full}", self.cx.id))),
-        }
+        let delivery = match &realtime.relay {
+            // Several hosts: the session's socket may be on another, or come to any.
+            Some(relay) => {
+                relay.push(&realtime.hub, &share, session, message).await.map_err(|unsent| match unsent {
+                    Unsent::Full(full) => Error::TooLarge(format!("mod {}: {full}", self.cx.id)),
+                    Unsent::Store(e) => super::store::noted(&mut self.store_unavailable, e),
+                })?
+            }
+            None => realtime
+                .hub
+                .push(&share, session, message)
+                .map_err(|full| Error::TooLarge(format!("mod {}: {full}", self.cx.id)))?,
+        };
+        Ok(match delivery {
+            hub::Delivery::Delivered => Delivery::Delivered,
+            hub::Delivery::Queued => Delivery::Queued,
+        })
     }
 
-    fn broadcast(&mut self, message: String) -> Result<u32, Error> {
+    async fn broadcast(&mut self, message: String) -> Result<u32, Error> {
         self.cx.grants.check_broadcast().map_err(|why| self.cx.denied(why))?;
         let message = self.notification(message)?;
-        Ok(self.realtime().map_or(0, |realtime| realtime.hub.broadcast(message)))
+        let Some(realtime) = self.realtime() else { return Ok(0) };
+        match &realtime.relay {
+            Some(relay) => relay
+                .broadcast(&realtime.hub, message)
+                .await
+                .map_err(|e| super::store::noted(&mut self.store_unavailable, e)),
+            None => Ok(realtime.hub.broadcast(message)),
+        }
     }
 
     fn connected(&mut self, session: String) -> Result<bool, Error> {

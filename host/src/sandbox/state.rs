@@ -58,6 +58,9 @@ pub struct ModContext {
     /// The generation it belongs to, for events and calls (`peers.rs`); empty outside a server
     /// (`modhost test-runner`), where an event reaches nobody and a call finds no mod.
     pub(crate) peers: std::sync::OnceLock<std::sync::Weak<super::peers::Peers>>,
+    /// On a store several hosts share, its generation's db following the cluster's patch log
+    /// (`dblog.rs`): runtime patches go through it once the generation is built.
+    pub(crate) follow: Option<Arc<crate::dblog::Follow>>,
 }
 
 impl ModContext {
@@ -78,6 +81,7 @@ impl ModContext {
             push_queue_bytes: AtomicUsize::new(crate::settings::ModLimits::default().push_queue_bytes),
             config: Arc::new(serde_json::Value::Object(serde_json::Map::new())),
             peers: std::sync::OnceLock::new(),
+            follow: None,
         }
     }
 

@@ -28,7 +28,7 @@ fn store_error(e: StoreError) -> Error {
 
 /// [`store_error`], noting on the call when the store itself was unavailable: a call that then fails
 /// is answered 503, not as the mod's failure (`instance.rs`).
-fn noted(unavailable: &mut Option<String>, e: StoreError) -> Error {
+pub(super) fn noted(unavailable: &mut Option<String>, e: StoreError) -> Error {
     if let StoreError::Unavailable { .. } = &e {
         *unavailable = Some(e.to_string());
     }

@@ -25,6 +25,7 @@
 //! names the server; the next call connects again.
 
 mod backup;
+mod exchange;
 mod fold;
 mod leases;
 mod pool;
@@ -123,6 +124,7 @@ pub(crate) struct Shared {
 /// The PostgreSQL engine.
 pub struct PgStore {
     shared: Arc<Shared>,
+    exchange: Arc<exchange::PgExchange>,
     maintenance: fold::Maintenance,
 }
 
@@ -238,7 +240,8 @@ impl PgStore {
             in_flight: AtomicUsize::new(0),
         });
         let maintenance = fold::Maintenance::start(shared.clone());
-        Ok(PgStore { shared, maintenance })
+        let exchange = Arc::new(exchange::PgExchange { shared: shared.clone() });
+        Ok(PgStore { shared, exchange, maintenance })
     }
 }
 
@@ -830,5 +833,9 @@ impl Backend for PgStore {
 
     fn announce(&self, holder: &str, report: &str) -> Result<Vec<modhost_store::HostSeen>, StoreError> {
         leases::announce(&self.shared, holder, report)
+    }
+
+    fn exchange(&self) -> Option<Arc<dyn modhost_store::Exchange>> {
+        Some(self.exchange.clone())
     }
 }

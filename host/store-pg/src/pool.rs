@@ -55,6 +55,27 @@ pub(crate) const SCHEMA: &str = r#"
         session TEXT COLLATE "C" PRIMARY KEY, holder TEXT NOT NULL, token BIGINT NOT NULL,
         expires_at TIMESTAMPTZ NOT NULL
     );
+    -- What hosts pass one another (exchange.rs): notifier messages waiting for a session, by the
+    -- mod that pushed them; a row per mod, locked while its share is checked; broadcasts, kept a
+    -- minute; the game database's runtime patches, in the order of their head row.
+    CREATE TABLE IF NOT EXISTS modhost.mail (
+        id BIGSERIAL PRIMARY KEY, session TEXT COLLATE "C" NOT NULL, by_mod TEXT COLLATE "C" NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS mail_by_session ON modhost.mail (session, id);
+    CREATE INDEX IF NOT EXISTS mail_by_mod ON modhost.mail (by_mod, session);
+    CREATE TABLE IF NOT EXISTS modhost.mail_shares (by_mod TEXT COLLATE "C" PRIMARY KEY);
+    CREATE TABLE IF NOT EXISTS modhost.broadcasts (
+        id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL, sent_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS modhost.db_log (
+        seq BIGINT PRIMARY KEY, by_mod TEXT NOT NULL, path TEXT NOT NULL, patch TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS modhost.db_log_head (
+        one INT PRIMARY KEY CHECK (one = 1), seq BIGINT NOT NULL, bytes BIGINT NOT NULL,
+        begun_at TIMESTAMPTZ NOT NULL
+    );
+    INSERT INTO modhost.db_log_head VALUES (1, 0, 0, clock_timestamp()) ON CONFLICT DO NOTHING;
 "#;
 
 /// Connections kept open; a caller past them waits for one to be given back.

@@ -10,10 +10,11 @@
 //! write, and path reads (`doc_get`, `doc_keys`) over the parsed document an engine answers.
 
 use crate::doc::document_error;
-use crate::{Local, Quotas, StoreError, Usage, Versioned, WriteFence};
+use crate::{Exchange, Local, Quotas, StoreError, Usage, Versioned, WriteFence};
 use bytes::Bytes;
 use modhost_db::{DbError, Snapshot};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a store engine provides. Every method's contract is the one documented on [`Store`]; an
@@ -80,6 +81,10 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// [`Store::announce`]. Without other hosts, no one to tell.
     fn announce(&self, _holder: &str, _report: &str) -> Result<Vec<HostSeen>, StoreError> {
         Ok(Vec::new())
+    }
+    /// [`Store::exchange`]. Without other hosts, none.
+    fn exchange(&self) -> Option<Arc<dyn Exchange>> {
+        None
     }
 }
 
@@ -176,6 +181,12 @@ impl Store {
     /// Gives a lease back at once (another host may take the session now), if it is still current.
     pub fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
         self.engine.release_lease(lease)
+    }
+
+    /// What the hosts sharing this store pass one another through it (mail for sessions, the game
+    /// database's patch log, broadcasts); none on one host's own store.
+    pub fn exchange(&self) -> Option<Arc<dyn Exchange>> {
+        self.engine.exchange()
     }
 
     /// Records what `holder` (this host) says of itself, and answers every host heard from in the

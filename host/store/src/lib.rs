@@ -30,6 +30,7 @@
 
 mod backend;
 mod doc;
+mod exchange;
 mod fold;
 mod history;
 mod import;
@@ -39,6 +40,7 @@ mod sql;
 
 pub use backend::{Backend, HostSeen, Lease, Leased, Store};
 pub use doc::{check_patch, document_error, fold_due, parse as parse_document};
+pub use exchange::{Exchange, Listening, Logged, LoggedPatch, Mail, MailLimits, Mailed, Signal};
 pub use history::{BACKUP_EVERY, ROW_OVERHEAD as BACKUP_ROW_OVERHEAD, cost as backup_cost, slot as backup_slot};
 pub use lock::LockError;
 pub use quota::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_KEYS, Quota, Quotas, Usage};

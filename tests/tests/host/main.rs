@@ -5,6 +5,7 @@ mod api_contract;
 mod boot;
 mod check;
 mod cluster;
+mod cluster_realtime;
 mod cluster_timers;
 mod config;
 mod containment;

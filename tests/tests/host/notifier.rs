@@ -21,7 +21,7 @@ const SESSION: &str = "0123456789abcdef01234567";
 const OTHER: &str = "fedcba9876543210fedcba98";
 
 /// The peer fixture as `pusher`, with `grants` in its manifest.
-fn pusher(builder: TestServerBuilder, grants: &str) -> TestServerBuilder {
+pub(super) fn pusher(builder: TestServerBuilder, grants: &str) -> TestServerBuilder {
     let dir = builder.root().join("mods").join("pusher");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.default.json"), json!({"name": "p"}).to_string()).unwrap();
