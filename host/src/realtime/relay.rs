@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-/// Broadcasts of other hosts heard and not fetched yet, at most.
+/// Broadcasts of other hosts heard and not fetched yet, at most (the store keeps as many).
 const PENDING_BROADCASTS: usize = 256;
 
 /// Why a push to a session without a socket here did not go.
@@ -135,12 +135,12 @@ impl Relay {
     /// (said in the log) when the store fails.
     async fn take(&self, session: SessionId) -> Vec<(String, Utf8Bytes)> {
         let exchange = self.exchange.clone();
-        match tokio::task::spawn_blocking(move || exchange.take_mail(session.as_str())).await {
-            Ok(Ok(mail)) => mail.into_iter().map(|m| (m.by, Utf8Bytes::from(m.text))).collect(),
-            Ok(Err(e)) => {
-                tracing::warn!("the notifier's mail for {}: {e}", session.as_str());
-                Vec::new()
-            }
+        let taken = tokio::task::spawn_blocking(move || exchange.take_mail(session.as_str()))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|taken| taken.map_err(|e| e.to_string()));
+        match taken {
+            Ok(mail) => mail.into_iter().map(|m| (m.by, Utf8Bytes::from(m.text))).collect(),
             Err(e) => {
                 tracing::warn!("the notifier's mail for {}: {e}", session.as_str());
                 Vec::new()

@@ -42,8 +42,11 @@ const TRIM: &str = "DELETE FROM modhost.mail WHERE id IN (
     ) kept WHERE n > $2 OR (b > $3 AND n > 1))";
 const NOTIFY: &str = "SELECT pg_notify('modhost', $1)";
 const TAKE: &str = "DELETE FROM modhost.mail WHERE session = $1 RETURNING id, by_mod, text";
-const FORGET_BROADCASTS: &str =
-    "DELETE FROM modhost.broadcasts WHERE sent_at < clock_timestamp() - INTERVAL '1 minute'";
+/// Broadcasts kept: a minute's, and at most the newest [`KEPT_BROADCASTS`] (a mod broadcasting in a
+/// loop fills these rows, never the database's disk: at most 256 messages of 256 KiB).
+const FORGET_BROADCASTS: &str = "DELETE FROM modhost.broadcasts
+    WHERE id <= $1 - $2::BIGINT OR sent_at < clock_timestamp() - INTERVAL '1 minute'";
+const KEPT_BROADCASTS: i64 = 256;
 const BROADCAST: &str = "INSERT INTO modhost.broadcasts (text, sent_at) VALUES ($1, clock_timestamp()) RETURNING id";
 const BROADCAST_TEXT: &str = "SELECT text FROM modhost.broadcasts WHERE id = $1";
 const HEAD: &str = "SELECT seq, bytes, extract(epoch FROM clock_timestamp() - begun_at)::FLOAT8
@@ -124,10 +127,10 @@ impl Exchange for PgExchange {
         let io = |reason: String| StoreError::Io { op: "send", key: key.clone(), reason };
         self.shared.run_on(&self.shared.leases, "send", &key, io, |client, statements| {
             let mut tx = client.transaction()?;
-            let forget = statement(statements, &mut tx, FORGET_BROADCASTS)?;
-            tx.execute(&forget, &[])?;
             let insert = statement(statements, &mut tx, BROADCAST)?;
             let id: i64 = tx.query_one(&insert, &[&text])?.get(0);
+            let forget = statement(statements, &mut tx, FORGET_BROADCASTS)?;
+            tx.execute(&forget, &[&id, &KEPT_BROADCASTS])?;
             let notify = statement(statements, &mut tx, NOTIFY)?;
             tx.execute(&notify, &[&format!("b {id} {from}")])?;
             tx.commit()?;

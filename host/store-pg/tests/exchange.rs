@@ -188,3 +188,18 @@ fn every_hosts_listener_hears_mail_patches_and_broadcasts() {
     wait_for(&Signal::Reconnected);
     drop(listening);
 }
+
+#[test]
+fn broadcasts_kept_are_bounded() {
+    let server = Server::start();
+    let x = exchange(&modhost_store_pg::connect(&server.url()).unwrap());
+    for i in 0..300 {
+        x.broadcast("host-a", &format!("{i}")).unwrap();
+    }
+    let mut sql = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let (kept, first): (i64, i64) =
+        sql.query_one("SELECT count(*), min(id) FROM modhost.broadcasts", &[]).map(|r| (r.get(0), r.get(1))).unwrap();
+    assert_eq!(kept, 256);
+    assert_eq!(x.broadcast_text(first as u64).unwrap().as_deref(), Some("44"));
+    assert_eq!(x.broadcast_text(1).unwrap(), None);
+}
