@@ -54,6 +54,12 @@ async fn a_push_on_one_host_reaches_a_socket_on_the_other_and_waiting_messages_r
         assert_eq!(next_text(&mut s2_on_b).await, format!("{{\"m\":{n}}}"));
     }
     drop(s2_on_b);
+    // Once b has seen that socket close (a push to a closing socket is lost, on one host as on two).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while b.app.notifier_connected(&s2) {
+        assert!(Instant::now() < deadline, "b still holds s2's closed socket");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // A reconnect to the other host gets what came meanwhile, and nothing again.
     push(&b, &s1, &s2, &json!({"m": 4})).await;
     let mut s2_on_a = connect(&a, &s2).await;
