@@ -7,8 +7,10 @@
 //! Records written while it serialized stay, and still apply on top after a restart.
 //!
 //! A checkpoint copies the log's pages into the database file. With `wal_autocheckpoint` off, this
-//! thread runs one (PASSIVE: it never blocks a writer) a second after commits, so no request pays;
-//! when the log is still long after it, a TRUNCATE one starts it over (`checkpoint` says why).
+//! thread runs one (PASSIVE: it never blocks a writer) a second after commits (in durable mode also
+//! after every [`CHECKPOINT_COMMITS`] commits), so no request pays;
+//! when the log is still long after it, a TRUNCATE one starts it over (a RESTART one in durable mode,
+//! keeping the log's reserved space; `checkpoint` says why).
 
 use crate::history::{self, Backup};
 use crate::{Id, Inner, Known, MAX_VALUE_BYTES, StoreError};
@@ -23,6 +25,13 @@ use std::time::{Duration, Instant};
 const QUEUE: usize = 1024;
 /// How long after a commit the log is checkpointed.
 const CHECKPOINT_AFTER: Duration = Duration::from_secs(1);
+/// Durable mode: the commits after which the log is checkpointed (and started over, when long) without
+/// waiting for [`CHECKPOINT_AFTER`]. A 3 KB commit is a frame of the log (4 KB): 256 of them fill a
+/// quarter of its reserved space (`sql::WAL_RESERVED`), so a fast disk (10,000 commits a second) does
+/// not run past the reservation between two checkpoints, which would make every commit grow the file.
+const CHECKPOINT_COMMITS: u64 = 256;
+/// Durable mode, while commits come: how often the thread counts them against [`CHECKPOINT_COMMITS`].
+const COUNT_EVERY: Duration = Duration::from_millis(20);
 
 /// The handle on the thread; dropping it stops the thread (after the fold in progress).
 #[derive(Debug)]
@@ -96,7 +105,8 @@ fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
     let mut checkpointed_at = inner.commits.load(Ordering::Relaxed);
     let mut last = Instant::now();
     loop {
-        match rx.recv_timeout(CHECKPOINT_AFTER) {
+        let counting = inner.durable && inner.commits.load(Ordering::Relaxed) != checkpointed_at;
+        match rx.recv_timeout(if counting { COUNT_EVERY } else { CHECKPOINT_AFTER }) {
             Ok(id) => {
                 if let Err(e) = fold(inner, &id) {
                     tracing::warn!("could not fold the patches of `{}/{}`: {e}", id.0, id.1);
@@ -106,8 +116,9 @@ fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
             Err(RecvTimeoutError::Disconnected) => break,
         }
         let commits = inner.commits.load(Ordering::Relaxed);
-        if commits != checkpointed_at && last.elapsed() >= CHECKPOINT_AFTER {
-            checkpoint(checkpointer);
+        let many = inner.durable && commits.wrapping_sub(checkpointed_at) >= CHECKPOINT_COMMITS;
+        if commits != checkpointed_at && (many || last.elapsed() >= CHECKPOINT_AFTER) {
+            checkpoint(checkpointer, inner.durable);
             checkpointed_at = commits;
             last = Instant::now();
         }
@@ -117,15 +128,19 @@ fn run(inner: &Inner, rx: &Receiver<Id>, checkpointer: &Connection) {
 }
 
 /// Checkpoints the log without blocking a writer, then, if the log holds more than
-/// [`crate::sql::WAL_KEPT`], starts it over from the beginning and cuts the file back.
+/// [`crate::sql::WAL_KEPT`], starts it over from the beginning: cutting the file back (TRUNCATE) in the
+/// default mode; in durable mode keeping its reserved bytes (RESTART: the next commit writes from the
+/// start again, over blocks the file has, and `journal_size_limit` cuts back only what is past the
+/// reservation), since a durable commit that grows the file pays a second flush (`sql::reserve_log`).
 ///
 /// Why the second step: a PASSIVE checkpoint copies the frames that are in the log when it starts,
 /// but the log starts over only when a writer finds every frame copied, which under steady commits
 /// never happens: the log then grows with every commit, without bound (hundreds of MB in seconds of
 /// small commits). TRUNCATE waits for the commit in progress and holds the next ones while it copies
 /// what the PASSIVE one did not (the frames of the last moment) and empties the file, so a writer
-/// waits about one small copy, at most once a second, and only while commits keep coming.
-fn checkpoint(conn: &Connection) {
+/// waits about one small copy, at most once a second (in durable mode, once per
+/// [`CHECKPOINT_COMMITS`] commits), and only while commits keep coming.
+fn checkpoint(conn: &Connection, durable: bool) {
     let passive = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| row.get::<_, i64>(1));
     let frames = match passive {
         Ok(frames) => frames,
@@ -135,8 +150,9 @@ fn checkpoint(conn: &Connection) {
         }
     };
     let page: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap_or(4096);
+    let over = if durable { "PRAGMA wal_checkpoint(RESTART)" } else { "PRAGMA wal_checkpoint(TRUNCATE)" };
     if frames.saturating_mul(page) > crate::sql::WAL_KEPT
-        && let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        && let Err(e) = conn.query_row(over, [], |_| Ok(()))
     {
         tracing::warn!("could not start the store's log over: {e}");
     }

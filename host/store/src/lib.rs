@@ -310,6 +310,9 @@ impl Local {
         let lock = lock::RootLock::acquire(dir)?;
         let sqlite = |e: rusqlite::Error| open_error(format!("cannot open {}: {e}", sql::FILE));
         let writer = sql::open(dir, durable).map_err(sqlite)?;
+        if durable {
+            sql::reserve_log(&writer, dir).map_err(|e| open_error(format!("reserving the log's space: {e}")))?;
+        }
         import::from_files_layout(dir, &writer).map_err(|e| open_error(format!("importing the old store: {e}")))?;
         let ledger =
             quota::Ledger::load(&writer).map_err(|e| open_error(format!("counting each namespace's usage: {e}")))?;

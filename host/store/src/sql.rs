@@ -2,10 +2,11 @@
 //! every write as part of a transaction shared with whatever other writes are waiting (group commit).
 //!
 //! Why group commit: in durable mode each `COMMIT` ends with an fsync of the write-ahead log, and an
-//! fsync costs the same for one write as for fifty. A writer queues its job, then takes the connection;
-//! whoever holds it runs every queued job in one transaction (one fsync) and leaves each job's result
-//! for its owner, who finds it done when it gets the connection in turn. Under load a durable commit
-//! therefore costs about one fsync per batch, not per commit. Alone, a writer runs just its own job.
+//! fsync costs the same for one write as for fifty. A writer queues its job; if no batch is running it
+//! leads one: every queued job in one transaction (one fsync), leaving each job's result for its owner.
+//! The others wait for that batch to end, then find their result, or lead the next batch with the jobs
+//! queued meanwhile. Under load a durable commit therefore costs about one fsync per batch, not per
+//! commit. Alone, a writer runs just its own job.
 //!
 //! Each job of a batch runs inside its own savepoint, so one failing job (a value over the disk's
 //! space) rolls back only itself; if the `COMMIT` fails, every job of the batch fails and nothing of it
@@ -15,12 +16,16 @@ use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 /// The database file inside the store's directory (with its `-wal` and `-shm` beside it).
 pub(crate) const FILE: &str = "store.sqlite3";
-/// The size the write-ahead log is cut back to when it starts over (`journal_size_limit`).
+/// The size the write-ahead log is cut back to when it starts over (`journal_size_limit`), in the
+/// default mode; past it the maintenance thread starts the log over (`fold.rs`).
 pub(crate) const WAL_KEPT: i64 = 1 << 20;
+/// In durable mode, the log's first bytes written ahead (zeros) at open and kept: the size SQLite cuts
+/// it back to instead of [`WAL_KEPT`] (see [`reserve_log`]).
+pub(crate) const WAL_RESERVED: i64 = 4 << 20;
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS kv (
@@ -58,9 +63,54 @@ pub(crate) fn open(dir: &Path, durable: bool) -> rusqlite::Result<Connection> {
     // The log grows with the commits between two checkpoints (about a second of them), not with what
     // the store holds; SQLite reuses the file rather than shrinking it. Cut back to this when it starts
     // over after a checkpoint, so a burst of commits does not keep its size on disk for good.
-    conn.pragma_update(None, "journal_size_limit", WAL_KEPT)?;
+    conn.pragma_update(None, "journal_size_limit", if durable { WAL_RESERVED } else { WAL_KEPT })?;
     conn.execute_batch(SCHEMA)?;
     Ok(conn)
+}
+
+/// Durable mode: makes the log's first [`WAL_RESERVED`] bytes exist on disk, written (zeros), so that
+/// a commit overwrites blocks the file already has rather than growing it.
+///
+/// Why: a durable commit is one `fdatasync` of the log. When the commit's frames lie past the file's
+/// end, that `fdatasync` must also commit the file's new size and blocks (a journal commit on ext4: a
+/// second flush of the disk), about 1.6x the cost of the same bytes written in place (measured: 143 µs
+/// against 89 µs for 4 KB on this project's machine). Space merely allocated (`fallocate`) costs as much
+/// as growing, since its first write converts it. The log starts over at the beginning after each
+/// checkpoint that catches up (`fold.rs` restarts it in place rather than truncating it, in durable
+/// mode), and `journal_size_limit` cuts it back to this size, never below: so commits write into the
+/// reserved bytes, and only a log longer than them (a burst between two checkpoints) grows the file.
+///
+/// Safe beside SQLite: it runs inside a write transaction of `conn` (no frame can be appended
+/// meanwhile, by this process or another), writes only past the file's end (where no frame is), and
+/// SQLite reads a log only up to its first frame that does not check out (zeros never do); the log
+/// file holds no lock of SQLite's (those are on `-shm`), so opening and closing it here releases none.
+pub(crate) fn reserve_log(conn: &Connection, dir: &Path) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(std::io::Error::other)?;
+    let filled = (|| {
+        let mut file = match std::fs::OpenOptions::new().write(true).open(dir.join(format!("{FILE}-wal"))) {
+            Ok(file) => file,
+            // Not in WAL mode after all (a read-only medium?): nothing to reserve.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let want = WAL_RESERVED as u64;
+        let mut at = file.metadata()?.len();
+        if at >= want {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(at))?;
+        let zeros = vec![0u8; 256 << 10];
+        while at < want {
+            let n = (want - at).min(zeros.len() as u64) as usize;
+            file.write_all(&zeros[..n])?;
+            at += n as u64;
+        }
+        // The size and the blocks, on disk once, here rather than at the first commits.
+        file.sync_all()
+    })();
+    conn.execute_batch("ROLLBACK").map_err(std::io::Error::other)?;
+    filled
 }
 
 /// Column `index` of `row` as bytes, whether it was stored as a BLOB (as the store writes) or as TEXT
@@ -84,12 +134,17 @@ struct Queue {
     waiting: Vec<(u64, Job)>,
     next: u64,
     done: HashMap<u64, Outcome>,
+    /// A writer is running a batch (the leader): the others wait for `ran` rather than the connection.
+    running: bool,
 }
 
 /// The writing connection and the jobs waiting for it.
 pub(crate) struct Committer {
     conn: Mutex<Connection>,
     queue: Mutex<Queue>,
+    /// Signalled when a batch is over: its jobs' owners find their outcomes, and one writer whose job
+    /// is still waiting leads the next batch.
+    ran: Condvar,
     /// Jobs queued or running: a writer arriving now would wait for them.
     in_flight: AtomicUsize,
 }
@@ -102,7 +157,12 @@ impl std::fmt::Debug for Committer {
 
 impl Committer {
     pub(crate) fn new(conn: Connection) -> Committer {
-        Committer { conn: Mutex::new(conn), queue: Mutex::new(Queue::default()), in_flight: AtomicUsize::new(0) }
+        Committer {
+            conn: Mutex::new(conn),
+            queue: Mutex::new(Queue::default()),
+            ran: Condvar::new(),
+            in_flight: AtomicUsize::new(0),
+        }
     }
 
     /// Whether jobs are queued or running.
@@ -119,26 +179,50 @@ impl Committer {
         outcome
     }
 
+    /// Leader and followers: a writer queues its job; if no batch is running it leads one, of every
+    /// job queued, else it waits for the running batch to end, then finds its outcome (its job was
+    /// in that batch) or leads the next. Why not simply the connection's lock: each waiter would then
+    /// take the lock in turn only to find its job done, one wake-up after another, while the next
+    /// batch waits behind them (measured: 8 writers shared an fsync 1.5 to a batch, not 8).
     fn run_counted(&self, job: Job) -> Outcome {
-        let id = {
-            let mut queue = self.queue();
-            let id = queue.next;
-            queue.next += 1;
-            queue.waiting.push((id, job));
-            id
-        };
-        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
-        // The writer before us may have run our job in its batch.
-        let batch = {
-            let mut queue = self.queue();
+        let mut queue = self.queue();
+        let id = queue.next;
+        queue.next += 1;
+        queue.waiting.push((id, job));
+        loop {
             if let Some(outcome) = queue.done.remove(&id) {
                 return outcome;
             }
-            std::mem::take(&mut queue.waiting)
+            if !queue.running {
+                break;
+            }
+            queue = self.ran.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        }
+        // Lead: our job is still queued (a batch takes every job queued when it starts).
+        queue.running = true;
+        let batch = std::mem::take(&mut queue.waiting);
+        drop(queue);
+        /// Ends the batch even if a job panics, so the followers are not left waiting for it.
+        struct Lead<'a>(&'a Committer, Option<HashMap<u64, Outcome>>);
+        impl Drop for Lead<'_> {
+            fn drop(&mut self) {
+                let mut queue = self.0.queue();
+                queue.running = false;
+                if let Some(outcomes) = self.1.take() {
+                    queue.done.extend(outcomes);
+                }
+                drop(queue);
+                self.0.ran.notify_all();
+            }
+        }
+        let mut lead = Lead(self, None);
+        let mut outcomes = {
+            let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+            run_batch(&conn, batch)
         };
-        let mut outcomes = run_batch(&conn, batch);
         let mine = outcomes.remove(&id).unwrap_or_else(|| Err("the write was lost from its batch".to_owned()));
-        self.queue().done.extend(outcomes);
+        lead.1 = Some(outcomes);
+        drop(lead);
         mine
     }
 
