@@ -91,6 +91,6 @@ pub use series::{LatencySeries, Point};
 pub use server::Server;
 pub use session::{BadSessionId, SessionId};
 pub use settings::{
-    EngineLimits, FrontLimits, HttpDeadlines, LimitError, LimitOverrides, ModLimits, PlayerFile, PlayerFileError,
-    ServerSettings,
+    EngineLever, EngineLimits, FrontLimits, HttpDeadlines, LimitError, LimitOverrides, ModLimits, PlayerFile,
+    PlayerFileError, ServerSettings,
 };

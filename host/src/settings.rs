@@ -373,6 +373,47 @@ pub struct EngineLimits {
     pub guest_memory_bytes: Option<usize>,
     /// How long a memory growth waits for room in the budget before the call is answered 503.
     pub memory_wait: Duration,
+    /// One of the engine's speed levers turned the other way, to measure what it is worth
+    /// (`modhost serve --engine-lever`, `route-cost --levers`); `None` in service.
+    pub lever: Option<EngineLever>,
+}
+
+/// One lever of the engine's instance allocation, turned against the default ([`EngineLimits::lever`]).
+/// Each exists to measure what the default's choice saves (`sandbox/engine.rs`, docs/architecture.md
+/// "What wasmtime costs"); none changes what a mod may do or see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineLever {
+    /// No pool: each instance's memories, tables and stack are mapped on demand and unmapped after.
+    OnDemand,
+    /// The pool's memories and tables are not kept resident: a slot is reset by unmapping (`madvise`)
+    /// its pages, and the next instance faults them back in.
+    NoKeepResident,
+    /// The pool's reset does not ask the kernel which pages were written (`PAGEMAP_SCAN`): it resets
+    /// every page kept resident.
+    NoPagemapScan,
+    /// Linear memory is not initialised copy-on-write from the module's image: each instance copies
+    /// its data segments.
+    NoCow,
+}
+
+impl EngineLever {
+    /// Every lever, with the name `--engine-lever` takes.
+    pub const ALL: [(&'static str, EngineLever); 4] = [
+        ("on-demand", EngineLever::OnDemand),
+        ("no-keep-resident", EngineLever::NoKeepResident),
+        ("no-pagemap-scan", EngineLever::NoPagemapScan),
+        ("no-cow", EngineLever::NoCow),
+    ];
+
+    /// The lever named `name`, or an error listing the names.
+    pub fn named(name: &str) -> Result<EngineLever, String> {
+        let names: Vec<&str> = Self::ALL.iter().map(|(n, _)| *n).collect();
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, lever)| *lever)
+            .ok_or_else(|| format!("no engine lever `{name}`; the levers are {}", names.join(", ")))
+    }
 }
 
 /// The HTTP front's size caps, one for the whole server.
@@ -457,6 +498,7 @@ impl Default for EngineLimits {
             enforce: true,
             guest_memory_bytes: None,
             memory_wait: Duration::from_secs(2),
+            lever: None,
         }
     }
 }

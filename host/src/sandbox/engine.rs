@@ -7,7 +7,7 @@
 //!   yields to tokio at every tick (a looping guest never pins a worker) and traps past the deadline.
 //! - `max_wasm_stack` bounds guest recursion; the async fiber stack is sized above it.
 
-use crate::settings::EngineLimits;
+use crate::settings::{EngineLever, EngineLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -46,10 +46,27 @@ pub(crate) fn build(limits: &EngineLimits) -> wasmtime::Result<wasmtime::Engine>
         .linear_memory_keep_resident(16 << 20)
         .table_keep_resident(64 << 10)
         .pagemap_scan(Enabled::Auto);
-
     let mut config = wasmtime::Config::new();
+    // Each lever turned the other way alone, to measure it (`settings::EngineLever`).
+    match limits.lever {
+        None => {}
+        Some(EngineLever::NoKeepResident) => {
+            pool.linear_memory_keep_resident(0).table_keep_resident(0);
+        }
+        Some(EngineLever::NoPagemapScan) => {
+            pool.pagemap_scan(Enabled::No);
+        }
+        Some(EngineLever::NoCow) => {
+            config.memory_init_cow(false);
+        }
+        Some(EngineLever::OnDemand) => {}
+    }
+    let strategy = match limits.lever {
+        Some(EngineLever::OnDemand) => InstanceAllocationStrategy::OnDemand,
+        _ => InstanceAllocationStrategy::Pooling(pool),
+    };
     config
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .allocation_strategy(strategy)
         // Without enforcement the compiled code has no epoch checks at all: what `--no-limits` measures.
         .epoch_interruption(limits.enforce)
         .max_wasm_stack(limits.wasm_stack_bytes)

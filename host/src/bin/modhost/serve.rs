@@ -51,6 +51,11 @@ pub(crate) struct Args {
     /// Calls that may be inside mods at once (the instance pool's size).
     #[arg(long, default_value_t = 256)]
     max_instances: u32,
+    /// For measuring only: turn one of the engine's speed levers against its default (on-demand,
+    /// no-keep-resident, no-pagemap-scan, no-cow); `route-cost --levers` compares them. What a
+    /// mod may do or see is the same under each.
+    #[arg(long, value_parser = modhost::EngineLever::named)]
+    engine_lever: Option<modhost::EngineLever>,
 }
 
 impl Args {
@@ -79,6 +84,10 @@ impl Args {
         config.engine.memory_bytes = self.mod_memory_mib << 20;
         config.limits.memory_bytes = config.engine.memory_bytes;
         config.engine.max_instances = self.max_instances;
+        config.engine.lever = self.engine_lever;
+        if let Some(lever) = self.engine_lever {
+            tracing::warn!("--engine-lever {lever:?}: the engine runs with one lever turned (for measuring only)");
+        }
         Ok(config)
     }
 }
