@@ -105,6 +105,36 @@ async fn each_request_gets_a_fresh_instance_by_default() {
     }
 }
 
+/// Memory a request writes past the first 16 MiB (past what the pool keeps resident and resets by
+/// dirty pages, so reset by unmapping) and a static in the module's data (a copy-on-write page of
+/// its image), under the default engine and each of its levers turned: the next fresh instance, in
+/// the same pool slot, sees neither.
+#[tokio::test]
+async fn a_fresh_instance_sees_nothing_an_earlier_one_wrote_under_every_engine_lever() {
+    let levers = std::iter::once(None).chain(modhost::EngineLever::ALL.iter().map(|(_, lever)| Some(*lever)));
+    for lever in levers {
+        let server = TestServer::builder()
+            .with_mod("fx", guests::FIXTURE, "")
+            .config(|c| c.engine.lever = lever)
+            .start()
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let reply = send(server.addr, &Call::get("/fx/residue/24")).await.unwrap();
+            assert_eq!(reply.json(), 0, "{lever:?}: pages written by an earlier request were seen");
+            let reply = send(server.addr, &Call::get("/fx/instance")).await.unwrap();
+            assert_eq!(reply.json(), 1, "{lever:?}: a static written by an earlier request was seen");
+        }
+        server.stop().await.unwrap();
+    }
+    // The check sees a residue when there is one: a reused instance's second call finds every page
+    // its first call wrote.
+    let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "reuse = 2").start().await.unwrap();
+    assert_eq!(send(server.addr, &Call::get("/fx/residue/24")).await.unwrap().json(), 0);
+    assert_eq!(send(server.addr, &Call::get("/fx/residue/24")).await.unwrap().json(), 24 * 256);
+    server.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn reuse_keeps_an_instance_for_at_most_n_calls_and_never_after_a_trap() {
     let server = TestServer::builder().with_mod("fx", guests::FIXTURE, "reuse = 3").start().await.unwrap();
