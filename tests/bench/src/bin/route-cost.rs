@@ -36,6 +36,11 @@ struct Args {
     /// Fail when modhost's reuse CPU per zlib-answered request is over this many times raw hyper's.
     #[arg(long)]
     max_reuse: Option<f64>,
+    /// Also measure a fresh instance (zlib) with each of these engine levers turned against the
+    /// default (`modhost serve --engine-lever`, comma-separated; `all` for every one): what each
+    /// lever of `sandbox/engine.rs` is worth, alone.
+    #[arg(long, value_delimiter = ',')]
+    levers: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,23 +50,27 @@ enum Server {
     Reuse,
     FreshZlib,
     ReuseZlib,
+    /// A fresh instance (zlib) with one engine lever turned (its `--engine-lever` name).
+    Lever(&'static str),
 }
 
 impl Server {
-    fn label(self) -> &'static str {
-        match self {
+    fn label(self) -> String {
+        let label = match self {
             Server::Hyper => "raw hyper hello",
             Server::Fresh => "modhost, fresh, identity",
             Server::Reuse => "modhost, reuse, identity",
             Server::FreshZlib => "modhost, fresh, zlib",
             Server::ReuseZlib => "modhost, reuse, zlib",
-        }
+            Server::Lever(name) => return format!("modhost, fresh, zlib, {name}"),
+        };
+        label.to_owned()
     }
 
     /// Whether its requests ask for an uncompressed answer (raw hyper never compresses). Without
     /// `Accept-Encoding` modhost answers zlib, as the SPT client expects.
     fn identity(self) -> bool {
-        !matches!(self, Server::FreshZlib | Server::ReuseZlib)
+        !matches!(self, Server::FreshZlib | Server::ReuseZlib | Server::Lever(_))
     }
 
     fn reuses(self) -> bool {
@@ -91,7 +100,17 @@ fn main() -> anyhow::Result<()> {
         "== {} keep-alive connections, GET {PATH} (identity), {} s per server, {} repetitions, order flipped each time",
         args.load.conns, args.load.secs, args.load.reps
     );
-    let servers = [Server::Hyper, Server::Fresh, Server::Reuse, Server::FreshZlib, Server::ReuseZlib];
+    let mut servers = vec![Server::Hyper, Server::Fresh, Server::Reuse, Server::FreshZlib, Server::ReuseZlib];
+    for name in &args.levers {
+        for (lever, _) in modhost::EngineLever::ALL {
+            if name == "all" || name == lever {
+                servers.push(Server::Lever(lever));
+            }
+        }
+        if name != "all" {
+            modhost::EngineLever::named(name).map_err(anyhow::Error::msg)?;
+        }
+    }
     let mut runs: Vec<Vec<(Server, Run)>> = Vec::new();
     for rep in 0..args.load.reps {
         let mut order = servers.to_vec();
@@ -102,6 +121,7 @@ fn main() -> anyhow::Result<()> {
         for server in order {
             let mut child = match server {
                 Server::Hyper => spawn(Command::new(&args.load.hello).arg("0"))?,
+                Server::Lever(name) => spawn(modhost(&args.load.modhost, &fresh_root).args(["--engine-lever", name]))?,
                 _ if server.reuses() => spawn(&mut modhost(&args.load.modhost, &reuse_root))?,
                 _ => spawn(&mut modhost(&args.load.modhost, &fresh_root))?,
             };
@@ -141,7 +161,7 @@ fn main() -> anyhow::Result<()> {
     let hyper_rps = median(&of(Server::Hyper).iter().map(|r| r.rps).collect::<Vec<_>>());
     let hyper_cpu = median(&of(Server::Hyper).iter().map(|r| r.cpu_us).collect::<Vec<_>>());
     let mut failed = Vec::new();
-    for server in servers {
+    for &server in &servers {
         let rps: Vec<f64> = of(server).iter().map(|r| r.rps).collect();
         let cpu: Vec<f64> = of(server).iter().map(|r| r.cpu_us).collect();
         let ratios = ratio(server);
