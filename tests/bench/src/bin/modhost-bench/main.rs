@@ -72,6 +72,11 @@ struct Args {
     /// Exit non-zero when the first scenario's requests per second are below this.
     #[arg(long)]
     floor: Option<f64>,
+    /// Exit non-zero when a `Move`'s median latency is over this many times a keepalive's (the
+    /// trivial route, measured in the same rounds, so the machine's load cancels out): the gate on
+    /// the game's most frequent endpoint, where `--floor` would not see a Move twice as slow.
+    #[arg(long)]
+    max_move_ratio: Option<f64>,
 }
 
 #[tokio::main]
@@ -190,7 +195,23 @@ async fn main() -> anyhow::Result<()> {
         }
         println!("\nfloor: {rps:.0} req/s >= {floor:.0}");
     }
+    let ratio = move_ratio(&runs[0], &scenarios[0]);
+    println!("\nMove p50 / keepalive p50 ({}, A): {ratio:.2}x", scenarios[0]);
+    if let Some(max) = args.max_move_ratio {
+        if ratio.is_nan() || ratio > max {
+            println!("FAIL: a Move's median latency is {ratio:.2}x a keepalive's, over the ceiling of {max:.2}x");
+            std::process::exit(1);
+        }
+        println!("Move gate: {ratio:.2}x <= {max:.2}x");
+    }
     Ok(())
+}
+
+/// A `Move`'s median latency over a keepalive's, over every run of one side in one scenario.
+fn move_ratio(runs: &[Run], scenario: &str) -> f64 {
+    let passes = pooled(runs, scenario);
+    let all = |e: Endpoint| -> Vec<f64> { passes.iter().flat_map(|p| p.latencies(e)).collect() };
+    median(&all(Endpoint::Moving)) / median(&all(Endpoint::Keepalive))
 }
 
 /// The passes of every run for one scenario, pooled.
