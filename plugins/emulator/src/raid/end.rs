@@ -157,7 +157,7 @@ struct Raid<'a> {
     version: u64,
     /// The open raid's record (`raid.<uid>`).
     record: &'a Value,
-    body: &'a EndRequest,
+    body: &'a EndRequest<'a>,
     exit: Exit,
     scav: bool,
     /// The session ending it (the insurance return's timer runs under its lock).
@@ -185,11 +185,10 @@ impl Roots {
     }
 }
 
-/// The raid's items as reported: every reported item by id, and the subtrees of the roots, parents
-/// first.
+/// The raid's items as reported: by id, and in the order of the roots' subtrees, parents first.
 struct RaidItems<'r> {
-    by_id: HashMap<&'r str, &'r ReportedItem>,
-    items: Vec<&'r ReportedItem>,
+    by_id: HashMap<&'r str, &'r ReportedItem<'r>>,
+    items: Vec<&'r ReportedItem<'r>>,
 }
 
 /// What came into the raid: the profile's raid items before it, what the raid issued, and the units
@@ -241,33 +240,86 @@ fn roots(doc: &mut Doc, reported: &Reported) -> std::result::Result<Roots, Refus
 
 /// Rule 3's first half: the raid's items are the report's subtrees of the roots, each id listed once,
 /// at most [`MAX_RAID_ITEMS`].
-fn raid_items<'r>(reported: &'r Reported, roots: &Roots) -> std::result::Result<RaidItems<'r>, Refused> {
-    let mut by_id: HashMap<&str, &ReportedItem> = HashMap::new();
-    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
-    for item in &reported.inventory.items {
-        if by_id.insert(item.id.as_str(), item).is_some() {
+///
+/// A report lists the whole stash (thousands of items) around a raid's few dozen, so the stash is
+/// looked at once: one index of every id (which finds a repeated one), and each item's parent chain
+/// walked once (see [`under_roots`]). Only the raid's items are then indexed by parent and walked
+/// down from the roots, parents first.
+fn raid_items<'r>(reported: &'r Reported<'r>, roots: &Roots) -> std::result::Result<RaidItems<'r>, Refused> {
+    let listed = &reported.inventory.items;
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(listed.len());
+    for (at, item) in listed.iter().enumerate() {
+        if index.insert(&item.id, at).is_some() {
             return Err(format!("item {} is listed twice", json!(item.id)).into());
         }
+    }
+    let inside = under_roots(listed, &index, roots);
+    if inside.iter().filter(|inside| **inside).count() > MAX_RAID_ITEMS {
+        return Err(format!("a raid brings out at most {MAX_RAID_ITEMS} items").into());
+    }
+    let mut by_id: HashMap<&str, &ReportedItem> = HashMap::new();
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for item in listed.iter().zip(&inside).filter(|(_, inside)| **inside).map(|(item, _)| item) {
+        by_id.insert(&item.id, item);
         if let Some(parent) = item.parent_id.as_deref() {
-            children.entry(parent).or_default().push(item.id.as_str());
+            children.entry(parent).or_default().push(&item.id);
         }
     }
-    let mut items: Vec<&ReportedItem> = Vec::new();
-    let mut seen: HashSet<&str> = roots.iter().collect();
+    let mut items: Vec<&ReportedItem> = Vec::with_capacity(by_id.len());
     let mut next: Vec<&str> = roots.iter().collect();
     while let Some(parent) = next.pop() {
         for child in children.get(parent).into_iter().flatten() {
-            if seen.insert(child) {
-                if items.len() == MAX_RAID_ITEMS {
-                    return Err(format!("a raid brings out at most {MAX_RAID_ITEMS} items").into());
-                }
-                items.push(by_id[child]);
-                next.push(child);
-            }
+            items.push(by_id[child]);
+            next.push(child);
         }
     }
-    // The roots' own ids are the profile's: `by_id` keeps them for `kept_on_death`'s walk up.
+    // `kept_on_death` walks up from a raid item through raid items only: it stops at a root.
     Ok(RaidItems { by_id, items })
+}
+
+/// Which of `listed` hang from one of the roots (a root itself does not). Each item's parent chain
+/// is walked up until it meets a root, an item already judged, or an end (no parent, a parent not
+/// listed, a cycle); every item met takes that answer, so no chain is walked twice.
+fn under_roots(listed: &[ReportedItem], index: &HashMap<&str, usize>, roots: &Roots) -> Vec<bool> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Unknown,
+        Walking,
+        Inside,
+        Outside,
+    }
+    let mut state = vec![State::Unknown; listed.len()];
+    for root in roots.iter() {
+        if let Some(&at) = index.get(root) {
+            state[at] = State::Outside;
+        }
+    }
+    let mut chain: Vec<usize> = Vec::new();
+    for start in 0..listed.len() {
+        let mut at = start;
+        let answer = loop {
+            match state[at] {
+                State::Unknown => {}
+                // Met again on this walk: a cycle, which no root is above.
+                State::Walking => break State::Outside,
+                judged => break judged,
+            }
+            state[at] = State::Walking;
+            chain.push(at);
+            let Some(parent) = listed[at].parent_id.as_deref() else { break State::Outside };
+            if roots.iter().any(|root| root == parent) {
+                break State::Inside;
+            }
+            match index.get(parent) {
+                Some(&up) => at = up,
+                None => break State::Outside,
+            }
+        };
+        for at in chain.drain(..) {
+            state[at] = answer;
+        }
+    }
+    state.into_iter().map(|state| state == State::Inside).collect()
 }
 
 /// What came in: the profile's raid items before the raid (read through the children index), and
@@ -307,7 +359,7 @@ fn check_items(
 ) -> std::result::Result<(), Refused> {
     let mut out: BTreeMap<&str, u64> = BTreeMap::new();
     for item in &items.items {
-        let id = item.id.as_str();
+        let id: &str = &item.id;
         if !valid_id(id) {
             return Err(format!("item id {} is not an id", json!(id)).into());
         }
@@ -322,12 +374,12 @@ fn check_items(
                 return Err(format!("item {id} was {} before the raid, not {}", tpl(had), item.tpl).into());
             }
         } else if let Some(entry) = came_in.issued.get(id) {
-            if entry[0] != item.tpl.as_str() {
+            if entry[0] != *item.tpl {
                 return Err(format!("item {id} was issued as {}, not {}", entry[0], item.tpl).into());
             }
         } else if inventory::item(doc, id)?.is_some() {
             return Err(format!("item {id} is in the profile outside the raid").into());
-        } else if !came_in.units.contains_key(&item.tpl) {
+        } else if !came_in.units.contains_key(&*item.tpl) {
             return Err(format!(
                 "item {id} ({}) was never issued in this raid and the player did not bring one in",
                 item.tpl
@@ -342,7 +394,7 @@ fn check_items(
         {
             return Err(format!("item {id} holds {n} units; a stack of {} holds at most {max}", item.tpl).into());
         }
-        let total = out.entry(item.tpl.as_str()).or_insert(0);
+        let total = out.entry(&item.tpl).or_insert(0);
         *total = total.saturating_add(n);
     }
     for (tpl, n) in &out {
@@ -401,10 +453,10 @@ fn replace_items<'r>(
         let mut value = serde_json::to_value(item).map_err(Error::from)?;
         let found = if !keeps_found {
             false
-        } else if let Some(had) = came_in.before.get(&item.id) {
+        } else if let Some(had) = came_in.before.get(&*item.id) {
             had["upd"]["SpawnedInSession"] == true
-        } else if came_in.issued.contains_key(&item.id) || came_in.issued_tpls.contains(item.tpl.as_str()) {
-            item.upd.as_ref().is_some_and(|u| u["SpawnedInSession"] == true)
+        } else if came_in.issued.contains_key(&*item.id) || came_in.issued_tpls.contains(&*item.tpl) {
+            item.upd()["SpawnedInSession"] == true
         } else {
             false
         };
@@ -413,7 +465,7 @@ fn replace_items<'r>(
         }
         inventory::write(doc, templates, &item.id, Some(value))?;
     }
-    Ok(kept.iter().map(|i| i.id.as_str()).collect())
+    Ok(kept.iter().map(|i| &*i.id).collect())
 }
 
 /// Everything else the raid changes on the player: the fast panel (kept items only), experience and
@@ -452,8 +504,8 @@ fn stage_player(
         (Some(root), true) => items
             .items
             .iter()
-            .filter(|i| i.parent_id.as_deref() == Some(root.as_str()) && !kept_ids.contains(i.id.as_str()))
-            .map(|i| i.tpl.clone())
+            .filter(|i| i.parent_id.as_deref() == Some(root.as_str()) && !kept_ids.contains(&*i.id))
+            .map(|i| i.tpl.to_string())
             .collect(),
         _ => Vec::new(),
     };
@@ -575,7 +627,7 @@ fn skills(reported: &Value, mut server: Value) -> Value {
 mod tests {
     use super::*;
 
-    fn it(id: &str, parent: &str, slot: &str) -> ReportedItem {
+    fn it<'a>(id: &'a str, parent: &'a str, slot: &'a str) -> ReportedItem<'a> {
         ReportedItem {
             id: id.into(),
             tpl: "t".into(),
@@ -599,15 +651,41 @@ mod tests {
             it("key", "pockets", "SpecialSlot1"),
             it("note", "quest", "hideout"),
         ];
-        let by_id: HashMap<&str, &ReportedItem> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+        let by_id: HashMap<&str, &ReportedItem> = items.iter().map(|i| (&*i.id, i)).collect();
         let lost = json!({"equipment": {"FirstPrimaryWeapon": true, "SecuredContainer": false, "PocketItems": true},
                           "questItems": true});
-        let kept: Vec<&str> = items
-            .iter()
-            .filter(|i| kept_on_death(i, &by_id, "eq", Some("quest"), &lost))
-            .map(|i| i.id.as_str())
-            .collect();
+        let kept: Vec<&str> =
+            items.iter().filter(|i| kept_on_death(i, &by_id, "eq", Some("quest"), &lost)).map(|i| &*i.id).collect();
         assert_eq!(kept, ["secure", "gold", "pockets", "key"]);
+    }
+
+    #[test]
+    fn the_raids_items_are_what_hangs_from_a_root() {
+        let mut listed = vec![
+            it("stash", "", ""),
+            it("box", "stash", "hideout"),
+            it("rifle", "eq", "FirstPrimaryWeapon"),
+            it("mag", "rifle", "mod_magazine"),
+            it("in-box", "box", "main"),
+            it("a", "b", "main"),
+            it("b", "a", "main"),
+            it("note", "quest", "hideout"),
+            it("eq", "stash", "hideout"),
+            it("orphan", "nowhere", "main"),
+        ];
+        listed[0].parent_id = None;
+        // A chain deeper than any walk elsewhere is bounded at: still the raid's.
+        let deep: Vec<String> = (0..100).map(|n| format!("d{n}")).collect();
+        for n in 0..deep.len() {
+            listed.push(it(&deep[n], if n == 0 { "eq" } else { &deep[n - 1] }, "main"));
+        }
+        let index: HashMap<&str, usize> = listed.iter().enumerate().map(|(at, i)| (&*i.id, at)).collect();
+        let roots = Roots { equipment: "eq".into(), quest: Some("quest".into()) };
+        let inside: Vec<&str> =
+            listed.iter().zip(under_roots(&listed, &index, &roots)).filter(|(_, i)| *i).map(|(i, _)| &*i.id).collect();
+        let mut expected = vec!["rifle", "mag", "note"];
+        expected.extend(deep.iter().map(String::as_str));
+        assert_eq!(inside, expected, "not the stash, the cycle, the orphan or a root itself");
     }
 
     #[test]
