@@ -30,10 +30,38 @@ pub(crate) const ITEM_ROOT: &str = "54009119af1c881c07000029";
 /// How far up a template's `_parent` chain is followed: real lineages are about five deep.
 const MAX_LINEAGE: usize = 16;
 
-/// Template props read from the db, each once per batch; and each template's `_parent`, read only by a
-/// slot or grid filter that must know an item's categories.
+/// Template props read from the db, each once per batch; each template's `_parent`, read only by a
+/// slot or grid filter that must know an item's categories; and each template's [`Dims`].
 #[derive(Default)]
-pub(crate) struct Templates(HashMap<String, Option<Value>>, HashMap<String, Option<String>>);
+pub(crate) struct Templates(
+    HashMap<String, Option<Value>>,
+    HashMap<String, Option<String>>,
+    HashMap<String, Option<Dims>>,
+);
+
+/// What placing and stacking read of a template: its size and its stack limit. Read from `_props`
+/// without the rest of it (a template's props are a kilobyte or more, and every item a drag writes
+/// needs these three numbers), as the values they are, so a member of an odd type reads as the whole
+/// props would.
+#[derive(Deserialize)]
+pub(crate) struct Dims {
+    #[serde(rename = "Width", default)]
+    width: Value,
+    #[serde(rename = "Height", default)]
+    height: Value,
+    #[serde(rename = "StackMaxSize", default)]
+    stack_max: Value,
+}
+
+impl Dims {
+    fn of(props: &Value) -> Dims {
+        Dims {
+            width: props["Width"].clone(),
+            height: props["Height"].clone(),
+            stack_max: props["StackMaxSize"].clone(),
+        }
+    }
+}
 
 impl Templates {
     /// `templates.items.<tpl>._props`, if the template exists.
@@ -44,12 +72,25 @@ impl Templates {
             .as_ref()
     }
 
+    /// [`Dims`] of `tpl`, if the template exists: from its props when they were read already, else
+    /// read alone.
+    fn dims(&mut self, tpl: &str) -> Option<&Dims> {
+        if !self.2.contains_key(tpl) {
+            let dims = match self.0.get(tpl) {
+                Some(props) => props.as_ref().map(Dims::of),
+                None => db::get::<Dims>(&db::path(&["templates", "items", tpl, "_props"])).ok(),
+            };
+            self.2.insert(tpl.to_owned(), dims);
+        }
+        self.2[tpl].as_ref()
+    }
+
     /// Width and height of an item of `tpl` (1×1 when the template does not say, each side at most
     /// [`MAX_SIDE`]), swapped when rotated.
     pub(crate) fn footprint(&mut self, tpl: &str, rotated: bool) -> (i64, i64) {
-        let props = self.props(tpl);
-        let dim = |k: &str| props.and_then(|p| p[k].as_i64()).filter(|v| *v > 0).unwrap_or(1).min(MAX_SIDE);
-        let (w, h) = (dim("Width"), dim("Height"));
+        let dims = self.dims(tpl);
+        let dim = |v: Option<&Value>| v.and_then(Value::as_i64).filter(|v| *v > 0).unwrap_or(1).min(MAX_SIDE);
+        let (w, h) = (dim(dims.map(|d| &d.width)), dim(dims.map(|d| &d.height)));
         if rotated { (h, w) } else { (w, h) }
     }
 
@@ -79,7 +120,7 @@ impl Templates {
 
     /// How many units one stack of `tpl` may hold; `None` when unlimited (`StackMaxSize` absent or 0).
     pub(crate) fn stack_max(&mut self, tpl: &str) -> Option<u64> {
-        self.props(tpl).and_then(|p| p["StackMaxSize"].as_u64()).filter(|n| *n > 0)
+        self.dims(tpl).and_then(|d| d.stack_max.as_u64()).filter(|n| *n > 0)
     }
 }
 

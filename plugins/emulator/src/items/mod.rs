@@ -41,8 +41,8 @@ use crate::profile::doc::Doc;
 use crate::profile::inventory::{Changes, Outcome, Refused};
 use crate::templates::Templates;
 use modhost_sdk::{Error, Request, Response, Result, Router, envelope};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 /// The most actions one batch may hold (the client sends a handful at a time).
 const MAX_ACTIONS: usize = 512;
@@ -186,7 +186,7 @@ fn moving(req: &Request) -> Result<Response> {
     }
     // The answer is read before the commit: afterwards the document is at a newer version. Its members
     // are those SPT's `EventOutputHolder` always sends.
-    let read = |doc: &mut Doc, changes: &Changes| -> Result<Value> {
+    let read = |doc: &mut Doc, changes: &Changes| -> Result<Map<String, Value>> {
         // Only a quest's reward changes skills: other batches answer none rather than read them (a
         // store call on every drag).
         let (statuses, skills): (Vec<Value>, Value) = if changes.quests.is_empty() {
@@ -207,28 +207,31 @@ fn moving(req: &Request) -> Result<Response> {
             let edition = edition.as_str().unwrap_or_default();
             changes.opened.iter().filter_map(|q| crate::menu::quests::for_client(q, edition)).collect()
         };
-        let mut answer = json!({
-                "_id": uid,
-                "experience": doc.get(&["Info", "Experience"])?,
-                "quests": opened,
-                "ragFairOffers": [],
-                "weaponBuilds": [],
-                "equipmentBuilds": [],
-                "items": changes.to_json(doc)?,
-                "production": {},
-                "improvements": {},
-                "health": crate::health::current(doc)?,
-                "traderRelations": doc.get(&["TradersInfo"])?,
-                "skills": skills,
-                "questsStatus": statuses,
-                // SPT's `ProfileChange` always writes these two (`JsonIgnore(Never)`), null when unset.
-                "recipeUnlocked": null,
-                "repeatableQuests": null,
-        });
-        for (member, value) in &changes.answers {
-            answer[member.as_str()] = value.clone();
+        // Built member by member, moving each value in: `json!` would copy every value it is given
+        // (it serializes them into new values), and the answer is the largest thing a drag builds.
+        let mut answer = Map::new();
+        let mut member = |name: &str, value: Value| answer.insert(name.to_owned(), value);
+        member("_id", Value::String(uid.clone()));
+        member("experience", doc.get(&["Info", "Experience"])?);
+        member("quests", Value::Array(opened));
+        member("ragFairOffers", json!([]));
+        member("weaponBuilds", json!([]));
+        member("equipmentBuilds", json!([]));
+        member("items", changes.to_json(doc)?);
+        member("production", json!({}));
+        member("improvements", json!({}));
+        member("health", crate::health::current(doc)?);
+        member("traderRelations", doc.get(&["TradersInfo"])?);
+        member("skills", skills);
+        member("questsStatus", Value::Array(statuses));
+        // SPT's `ProfileChange` always writes these two (`JsonIgnore(Never)`), null when unset.
+        member("recipeUnlocked", Value::Null);
+        member("repeatableQuests", Value::Null);
+        // An action's own member replaces the default in its place.
+        for (name, value) in &changes.answers {
+            member(name, value.clone());
         }
-        Ok(json!({ uid.clone(): answer }))
+        Ok(Map::from_iter([(uid.clone(), Value::Object(answer))]))
     };
     let answer = match read(&mut doc, &changes) {
         Ok(answer) => answer,
@@ -248,7 +251,11 @@ fn moving(req: &Request) -> Result<Response> {
         mailbox::announce(req.session(), &uid, message);
     }
     crate::ragfair::committed(req.session().unwrap_or_default(), &uid, &applied);
-    Ok(envelope::ok(&json!({ "warnings": warnings, "profileChanges": answer })))
+    let out = Map::from_iter([
+        ("warnings".to_owned(), Value::Array(warnings)),
+        ("profileChanges".to_owned(), Value::Object(answer)),
+    ]);
+    Ok(envelope::ok(&out))
 }
 
 /// After the batch is written: `items.moved` with the actions that applied, and `trade.done` for each
@@ -257,7 +264,14 @@ fn announce(session: &str, uid: &str, applied: &[&Value]) {
     if applied.is_empty() {
         return;
     }
-    events::announce(events::ITEMS_MOVED, &json!({ "session": session, "uid": uid, "actions": applied }));
+    // Serialized straight from the batch: `json!` would copy every action first.
+    #[derive(Serialize)]
+    struct Moved<'a> {
+        session: &'a str,
+        uid: &'a str,
+        actions: &'a [&'a Value],
+    }
+    events::announce(events::ITEMS_MOVED, &Moved { session, uid, actions: applied });
     for sale in applied.iter().filter(|a| a["Action"] == "SellAllFromSavage") {
         savage::settle(session, uid);
         events::announce(

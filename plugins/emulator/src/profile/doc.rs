@@ -48,22 +48,39 @@ impl Doc {
     }
 
     /// The stored value at `path` (before this batch's changes). Derived from an enclosing value
-    /// already read when there is one; otherwise one store call.
-    fn stored(&mut self, path: &[&str]) -> Result<Value> {
-        for len in (0..=path.len()).rev() {
-            if let Some(found) = self.stored.get(&db::path(&path[..len])) {
-                return Ok(index(found, &path[len..]).clone());
+    /// already read when there is one; otherwise one store call. Answers a reference into what was
+    /// read, so a caller that only looks (a diff, an index lookup) copies nothing.
+    fn stored(&mut self, path: &[&str]) -> Result<&Value> {
+        // The escaped path is built once: each prefix's escaped form is a prefix of it, ending where
+        // one of its names ends, so the reads already kept are looked up by slices of it.
+        let mut escaped = String::new();
+        let mut ends = Vec::with_capacity(path.len() + 1);
+        ends.push(0);
+        for (i, name) in path.iter().enumerate() {
+            if i > 0 {
+                escaped.push('.');
             }
+            // `db::path`'s escaping, name by name.
+            for c in name.chars() {
+                if c == '.' || c == '\\' {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            ends.push(escaped.len());
         }
-        let escaped = db::path(path);
+        debug_assert_eq!(escaped, db::path(path));
+        if let Some(len) = (0..=path.len()).rev().find(|len| self.stored.contains_key(&escaped[..ends[*len]])) {
+            let found = &self.stored[&escaped[..ends[len]]];
+            return Ok(index(found, &path[len..]));
+        }
         let Some((value, version)) = store::doc_get::<Value>(&self.key, &escaped)? else {
             return Err(Error::Conflict(format!("{} was deleted during the batch", self.key)));
         };
         if version != self.version {
             return Err(Error::Conflict(format!("{} changed during the batch", self.key)));
         }
-        self.stored.insert(escaped, value.clone());
-        Ok(value)
+        Ok(self.stored.entry(escaped).or_insert(value))
     }
 
     fn pending(&self, path: &[&str]) -> Pending {
@@ -83,12 +100,26 @@ impl Doc {
         }
     }
 
+    /// How many names of `path` lead to the first value the patch replaced by a non-object, if it
+    /// replaced one there (never the root: the patch is an object). Walks the patch without copying
+    /// any of it, which [`Doc::pending`] of each prefix would.
+    fn replaced_at(&self, path: &[&str]) -> Option<usize> {
+        let mut node = &self.patch;
+        for (depth, name) in path.iter().enumerate() {
+            match node {
+                Value::Object(members) => node = members.get(*name)?,
+                _ => return Some(depth),
+            }
+        }
+        (!node.is_object()).then_some(path.len())
+    }
+
     /// The value at `path` as this batch has left it; `null` when nothing is there.
     pub(crate) fn get(&mut self, path: &[&str]) -> Result<Value> {
         match self.pending(path) {
-            Pending::Untouched => self.stored(path),
+            Pending::Untouched => self.stored(path).cloned(),
             Pending::Replaced(value) => Ok(value),
-            Pending::Merged(patch) => Ok(merge(self.stored(path)?, &patch)),
+            Pending::Merged(patch) => Ok(merge(self.stored(path)?.clone(), &patch)),
         }
     }
 
@@ -99,17 +130,15 @@ impl Doc {
         };
         // A parent the patch already replaced by a non-object (an item removed earlier in the batch,
         // say) is rebuilt around the new value and written in its place.
-        for depth in 1..=parents.len() {
-            if let Pending::Replaced(_) = self.pending(&path[..depth]) {
-                let mut rebuilt = value;
-                for name in path[depth..].iter().rev() {
-                    rebuilt = Value::Object(Map::from_iter([((*name).to_owned(), rebuilt)]));
-                }
-                return self.set(&path[..depth], rebuilt);
+        if let Some(depth) = self.replaced_at(parents) {
+            let mut rebuilt = value;
+            for name in path[depth..].iter().rev() {
+                rebuilt = Value::Object(Map::from_iter([((*name).to_owned(), rebuilt)]));
             }
+            return self.set(&path[..depth], rebuilt);
         }
         // Only an object needs the stored value: anything else replaces whatever is there.
-        let change = if value.is_object() { diff(&self.stored(path)?, &value) } else { Some(value) };
+        let change = if value.is_object() { diff(self.stored(path)?, value) } else { Some(value) };
         let mut node = &mut self.patch;
         for name in parents {
             let members = node.as_object_mut().expect("the parents in the patch are objects (checked above)");
@@ -190,8 +219,9 @@ pub(crate) fn merge(target: Value, patch: &Value) -> Value {
     Value::Object(members)
 }
 
-/// The merge patch that turns `old` into `new`; `None` when they are equal.
-fn diff(old: &Value, new: &Value) -> Option<Value> {
+/// The merge patch that turns `old` into `new`; `None` when they are equal. Takes `new` by value so
+/// the patch is made of its parts, not copies.
+fn diff(old: &Value, new: Value) -> Option<Value> {
     match (old, new) {
         (Value::Object(before), Value::Object(after)) => {
             let mut change = Map::new();
@@ -199,17 +229,17 @@ fn diff(old: &Value, new: &Value) -> Option<Value> {
                 change.insert(name.clone(), Value::Null);
             }
             for (name, value) in after {
-                let member = match before.get(name) {
+                let member = match before.get(&name) {
                     Some(was) => diff(was, value),
-                    None => (!value.is_null()).then(|| value.clone()),
+                    None => (!value.is_null()).then_some(value),
                 };
                 if let Some(member) = member {
-                    change.insert(name.clone(), member);
+                    change.insert(name, member);
                 }
             }
             (!change.is_empty()).then_some(Value::Object(change))
         }
-        _ if old == new => None,
-        _ => Some(new.clone()),
+        (old, new) if *old == new => None,
+        (_, new) => Some(new),
     }
 }

@@ -489,6 +489,11 @@ impl Changes {
         let change = alive(&mut self.change.iter().filter(|id| !self.new.contains(id)))?;
         let del: Vec<Value> =
             self.del.iter().filter(|id| !self.new.contains(id)).map(|id| json!({ "_id": id })).collect();
-        Ok(json!({ "new": new, "change": change, "del": del }))
+        // Moved in, not through `json!`, which would copy every item once more.
+        Ok(Value::Object(serde_json::Map::from_iter([
+            ("new".to_owned(), Value::Array(new)),
+            ("change".to_owned(), Value::Array(change)),
+            ("del".to_owned(), Value::Array(del)),
+        ])))
     }
 }
