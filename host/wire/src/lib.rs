@@ -6,7 +6,7 @@
 //! producing at most that many bytes, never expanded in full.
 //!
 //! Deflating costs what a zlib state costs to set up more than what compressing costs, for the small
-//! answers most requests get, so it goes by size: up to 1 KiB, `small.rs` codes the answer with no
+//! answers most requests get, so it goes by size: up to 4 KiB, `small.rs` codes the answer with no
 //! zlib state at all (an 8 KiB table on the stack); up to 256 KiB, through the thread's zlib state,
 //! reset between answers (byte for byte what a fresh state writes); larger, a state of its own.
 
@@ -127,7 +127,7 @@ pub fn deflate(body: &[u8]) -> Vec<u8> {
     deflate_parts(&[body])
 }
 
-/// Answers up to this size (and over 1 KiB) are deflated through the calling thread's reused zlib state; larger ones
+/// Answers up to this size (and over 4 KiB) are deflated through the calling thread's reused zlib state; larger ones
 /// get a state of their own (their setup is small beside their compression, and the blocking-pool
 /// threads that compress them then never each keep a state).
 pub const REUSED_STATE_MAX: usize = 256 << 10;
@@ -143,7 +143,7 @@ std::thread_local! {
 }
 
 /// zlib-deflates the concatenation of `parts` (a complete zlib stream). Small answers are concatenated
-/// first (a copy of at most 1 KiB); larger ones never are.
+/// first (a copy of at most 4 KiB); larger ones never are.
 pub fn deflate_parts<B: AsRef<[u8]>>(parts: &[B]) -> Vec<u8> {
     let total: usize = parts.iter().map(|p| p.as_ref().len()).sum();
     if total <= small::MAX_INPUT {
@@ -290,7 +290,7 @@ mod tests {
         let json = |n: u32| -> Vec<u8> {
             br#"{"err":0,"errmsg":null,"data":{"items":["#.iter().copied().chain((0..n).flat_map(|i| format!("{i},").into_bytes())).chain(*b"0]}}").collect()
         };
-        // Over 1 KiB, so through the reused zlib state.
+        // Over 4 KiB, so through the reused zlib state.
         let (first, second) = (json(2000), json(1500));
         let third: Vec<u8> = (0..50_000u32).map(|i| (i % 7) as u8).collect();
         let small = br#"{"err":0,"errmsg":null,"data":"a small answer, coded without zlib"}"#.to_vec();
