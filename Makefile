@@ -90,6 +90,9 @@ test: setup polyglot setup-browser setup-registry setup-cluster
 	@# A durable store commit against one fdatasync of this disk (1.14-1.26x measured; a second fsync per
 	@# commit, planted, measured 2.4x and failed this).
 	target/release/store-bench --durable-only --max-durable-ratio 2.0
+	@# A raid's end on a 1 MB profile: the guest's time over the host's inflate of the same body, 5.5-7.1x
+	@# measured; the parse before issue 34 (about 2.8x slower) measured 15.7-16.9x and failed this.
+	target/release/profile-bench --sizes 1000 --moves 10 --ends 20 --max-end-vs-inflate 10
 
 ## check-mods: `modhost check` on every plugin and example (built by the test build); fails on what
 ## its policy fails (a trap, a timeout, a 5xx, a log or store flood).

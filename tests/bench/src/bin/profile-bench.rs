@@ -67,6 +67,11 @@ struct Args {
     /// parse alone against).
     #[arg(long)]
     end_body: Option<PathBuf>,
+    /// Exits non-zero when, for the largest profile, an end's guest time is over this many times the
+    /// host's inflate of the same body (both per end, in the same requests, so the machine's load
+    /// cancels out): `make test`'s gate on the guest's parse of a raid's report.
+    #[arg(long)]
+    max_end_vs_inflate: Option<f64>,
 }
 
 const SESSION: &str = "aaaaaaaaaaaaaaaaaaaaaaaa";
@@ -732,6 +737,19 @@ async fn main() -> anyhow::Result<()> {
                 print!(" {:>9.1} ({:>4.1})", row.phase(phase), row.calls(phase));
             }
             println!();
+        }
+        if let Some(largest) = ended.iter().max_by_key(|r| r.body_bytes) {
+            let ratio = largest.phase("guest") / largest.phase("body+inflate");
+            println!("\nend of {}: guest {ratio:.1}x the host's inflate of its body", largest.label);
+            if let Some(max) = args.max_end_vs_inflate {
+                if ratio.is_nan() || ratio > max {
+                    println!(
+                        "FAIL: the end's guest time is {ratio:.1}x its body's inflate, over the ceiling of {max:.1}x"
+                    );
+                    std::process::exit(1);
+                }
+                println!("end gate: {ratio:.1}x <= {max:.1}x");
+            }
         }
     }
     Ok(())
