@@ -376,6 +376,10 @@ pub struct EngineLimits {
     /// One of the engine's speed levers turned the other way, to measure what it is worth
     /// (`modhost serve --engine-lever`, `route-cost --levers`); `None` in service.
     pub lever: Option<EngineLever>,
+    /// Whether guests' compiled code is named in `/tmp/perf-<pid>.map` (wasmtime's perf map), so
+    /// `perf report` names each guest function instead of an address: `modhost serve --perfmap`, for
+    /// profiling mods. Off in service (the map grows with every module compiled or loaded).
+    pub perfmap: bool,
 }
 
 /// One lever of the engine's instance allocation, turned against the default ([`EngineLimits::lever`]).
@@ -499,6 +503,7 @@ impl Default for EngineLimits {
             guest_memory_bytes: None,
             memory_wait: Duration::from_secs(2),
             lever: None,
+            perfmap: false,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - Epoch interruption: a ticker thread bumps the epoch every `epoch_tick`; each call's callback
 //!   yields to tokio at every tick (a looping guest never pins a worker) and traps past the deadline.
 //! - `max_wasm_stack` bounds guest recursion; the async fiber stack is sized above it.
+//! - With `--perfmap`, wasmtime names guest functions in `/tmp/perf-<pid>.map` for `perf report`.
 
 use crate::settings::{EngineLever, EngineLimits};
 use std::sync::Arc;
@@ -65,6 +66,9 @@ pub(crate) fn build(limits: &EngineLimits) -> wasmtime::Result<wasmtime::Engine>
         Some(EngineLever::OnDemand) => InstanceAllocationStrategy::OnDemand,
         _ => InstanceAllocationStrategy::Pooling(pool),
     };
+    if limits.perfmap {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
         .allocation_strategy(strategy)
         // Without enforcement the compiled code has no epoch checks at all: what `--no-limits` measures.

@@ -1,6 +1,7 @@
 //! What the host tells about itself: `/metrics` (always on) and `--perf`'s table of time per phase.
 
 use super::fixture_server;
+use modhost_tests::child::{ServeChild, modhost_under_test};
 use modhost_tests::client::{Call, send};
 use modhost_tests::{TestServer, guests};
 
@@ -68,4 +69,39 @@ async fn perf_times_every_phase_of_a_request_per_route_and_mod() {
     // Without --perf, nothing is timed.
     let plain = super::fixture_server().await;
     assert!(plain.app.perf.is_none());
+}
+
+/// `--perfmap`: the mods' compiled functions are named in `/tmp/perf-<pid>.map` (perf's map format:
+/// `start size name` per line, in hex), so a profile of the server names guest functions. Without the flag
+/// there is no map: the control shows the map is the flag's doing.
+#[tokio::test]
+async fn perfmap_names_the_guests_functions_for_perf() {
+    for flagged in [true, false] {
+        let root = tempfile::tempdir().unwrap();
+        let extra: &[&str] = if flagged { &["--perfmap"] } else { &[] };
+        let mut server = ServeChild::spawn(&modhost_under_test(), root.path(), extra).unwrap();
+        let reply = send(server.addr, &Call::get("/launcher/ping")).await.unwrap();
+        assert_eq!(reply.status, 200, "{}", server.tail());
+        let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", server.pid()));
+        let text = std::fs::read_to_string(&map).unwrap_or_default();
+        let _ = std::fs::remove_file(&map);
+        let guest = |line: &str| {
+            let mut parts = line.splitn(3, ' ');
+            let (start, size, name) = (parts.next(), parts.next(), parts.next().unwrap_or_default());
+            start.is_some_and(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).is_ok())
+                && size.is_some_and(|s| u64::from_str_radix(s, 16).is_ok())
+                && name.contains("emulator")
+        };
+        if flagged {
+            assert!(
+                text.lines().any(guest),
+                "no emulator function in {}:\n{}",
+                map.display(),
+                text.chars().take(2000).collect::<String>()
+            );
+        } else {
+            assert!(!text.lines().any(guest), "{} names guest functions without --perfmap", map.display());
+        }
+        assert!(server.running(), "{}", server.tail());
+    }
 }

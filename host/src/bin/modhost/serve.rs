@@ -56,6 +56,10 @@ pub(crate) struct Args {
     /// mod may do or see is the same under each.
     #[arg(long, value_parser = modhost::EngineLever::named)]
     engine_lever: Option<modhost::EngineLever>,
+    /// Name the mods' compiled functions in /tmp/perf-<pid>.map, so that `perf record -p <pid>` then
+    /// `perf report` shows which guest function the time is in (wasmtime's perf map). For profiling.
+    #[arg(long)]
+    perfmap: bool,
 }
 
 impl Args {
@@ -85,6 +89,7 @@ impl Args {
         config.limits.memory_bytes = config.engine.memory_bytes;
         config.engine.max_instances = self.max_instances;
         config.engine.lever = self.engine_lever;
+        config.engine.perfmap = self.perfmap;
         if let Some(lever) = self.engine_lever {
             tracing::warn!("--engine-lever {lever:?}: the engine runs with one lever turned (for measuring only)");
         }

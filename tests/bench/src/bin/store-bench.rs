@@ -241,12 +241,7 @@ fn main() -> anyhow::Result<()> {
         || sets(&durable, "key", 40, &value),
     )?;
     let bare = bare_sqlite(&base.path().join("bare"))?;
-    row(
-        "3 KB, durable: bare SQLite vs set",
-        9,
-        || bare_sets(&bare, 40, &value),
-        || sets(&durable, "key", 40, &value),
-    )?;
+    row("3 KB, durable: bare SQLite vs set", 9, || bare_sets(&bare, 40, &value), || sets(&durable, "key", 40, &value))?;
     row("3 KB, durable: fsync vs bare SQLite", 9, || fsync(&floor_dir, 40, &value), || bare_sets(&bare, 40, &value))?;
     drop(bare);
     for i in 0..8 {
