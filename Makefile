@@ -83,9 +83,10 @@ test: setup polyglot setup-browser setup-registry setup-cluster
 	@# Built here, not run: the notifier's figures (issue 19) are for reading, not a gate.
 	test -x target/release/realtime-cost
 	$(MAKE) check-mods
-	@# A Move's median over a keepalive's: 1.9-2.0x (2.0-2.4x on a loaded machine for the Move before
-	@# issue 34); 300 µs planted in the Move (doubling its server time) measured 2.7-3.35x and failed this.
-	target/release/modhost-bench --items 1000 --rounds 30 --moves 15 --keepalive --floor 400 --max-move-ratio 2.6 --label "make test gate"
+	@# A Move's median over a keepalive's: 2.25-2.67x since the bench checks answers after each round
+	@# (1.9-2.0x when the checks ran beside the requests and slowed the keepalive too); 300 µs planted in
+	@# the Move (doubling its server time) measured 4.40-4.85x and fails this.
+	target/release/modhost-bench --items 1000 --rounds 30 --moves 15 --keepalive --floor 400 --max-move-ratio 3.4 --label "make test gate"
 	target/release/route-cost --reps 3 --secs 2 --max-fresh 13 --max-reuse 5
 	@# A durable store commit against one fdatasync of this disk (1.14-1.26x measured; a second fsync per
 	@# commit, planted, measured 2.4x and failed this).

@@ -257,6 +257,9 @@ fn print_side(runs: &[Run]) -> Value {
             endpoints.push(json!({"endpoint": endpoint.path(), "n": s.n, "mean_ms": s.mean, "p50_ms": s.p50,
                 "p95_ms": s.p95, "p99_ms": s.p99, "max_ms": s.max, "ttfb_mean_ms": ttfb, "body_kib": kib}));
         }
+        if scenario == &scenario_names[0] {
+            move_tail(runs, &passes);
+        }
         let requests: usize = passes.iter().map(|p| p.samples.len()).sum();
         let wall: f64 = passes.iter().map(|p| p.wall.as_secs_f64()).sum();
         let rps: Vec<f64> = passes.iter().map(|p| p.requests_per_second()).collect();
@@ -275,6 +278,35 @@ fn print_side(runs: &[Run]) -> Value {
             "req_per_s": median(&rps), "busy_req_per_s": median(&busy), "mib_per_s": median(&mibs), "vs_quiet": vs_quiet, "endpoints": endpoints}));
     }
     json!({"boot_ms": median(&boots), "scenarios": scenarios_json})
+}
+
+/// Where a Move's slow tail is spent: the share of Moves over 1 and 2.5 ms as the client timed them
+/// (the first scenario's passes) beside the share the server itself timed over the same bounds (its
+/// `/metrics` histogram, warm-up rounds and every scenario included). A tail the client sees and the
+/// server does not is outside the server's request (the head's arrival, the send, the client's own
+/// work on the shared cores).
+fn move_tail(runs: &[Run], passes: &[&Pass]) {
+    let client: Vec<f64> = passes.iter().flat_map(|p| p.latencies(Endpoint::Moving)).collect();
+    let client_over = |ms: f64| client.iter().filter(|l| **l > ms).count() as f64 / client.len().max(1) as f64;
+    let mut histogram = mix::Histogram::default();
+    for run in runs {
+        for (at, (bound, n)) in run.move_histogram.buckets.iter().enumerate() {
+            match histogram.buckets.get_mut(at) {
+                Some((_, total)) => *total += n,
+                None => histogram.buckets.push((*bound, *n)),
+            }
+        }
+        histogram.count += run.move_histogram.count;
+    }
+    let server_over = |ms: f64| histogram.share_over(ms).map_or("-".to_owned(), |s| format!("{:.1}%", s * 100.0));
+    println!(
+        "Move tail: over 1 ms, client {:.1}% / server {}; over 2.5 ms, client {:.1}% / server {} ({} Moves the server timed)",
+        client_over(1.0) * 100.0,
+        server_over(1.0),
+        client_over(2.5) * 100.0,
+        server_over(2.5),
+        histogram.count
+    );
 }
 
 /// The metrics compared with `--vs`: one value per run.
