@@ -11,7 +11,11 @@
 //! Speed matters here: a raid's end sends the whole profile (a megabyte for a full stash), so every
 //! pass over a body is word-at-a-time or a single validating pass, and [`parse`] can fill types that
 //! borrow from the body (`&str`, `Cow<str>`, `&RawValue`) instead of copying every string out of it.
+//! Such a body, mostly a list the route only looks through, is not parsed whole: [`scan`] checks it
+//! in one validating pass (`json_scan`) that finds the list's elements, and the route parses what it
+//! reads (`raid/report.rs`). Both refuse alike: the size cap, UTF-8, [`MAX_DEPTH`], JSON.
 
+use crate::json_scan;
 use modhost_sdk::{Error, Request, Result};
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
@@ -28,10 +32,7 @@ pub(crate) fn parse<'a, T: Deserialize<'a>>(req: &'a Request, what: &str, max: u
 /// [`parse`] over bytes: the size cap, the nesting bound, UTF-8 checked once for the whole body, then
 /// the parse. An empty (or all-whitespace) body is JSON `null`, as `Request::json` has it.
 pub(crate) fn parse_text<'a, T: Deserialize<'a>>(body: &'a [u8], what: &str, max: usize) -> Result<T> {
-    let len = body.len();
-    if len > max {
-        return Err(Error::TooLarge(format!("{what}: the body is {len} bytes; the game reads at most {max}")));
-    }
+    at_most_bytes(body, what, max)?;
     if let Some(at) = too_deep(body, MAX_DEPTH) {
         return Err(Error::Invalid(format!("{what}: the body nests deeper than {MAX_DEPTH} levels (at byte {at})")));
     }
@@ -42,6 +43,41 @@ pub(crate) fn parse_text<'a, T: Deserialize<'a>>(body: &'a [u8], what: &str, max
         .map_err(|e| Error::Invalid(format!("{what}: json: request body: not UTF-8 at byte {}", e.valid_up_to())))?;
     // The wording of `Request::json`'s error, which this replaces.
     serde_json::from_str(text).map_err(|e| Error::Invalid(format!("{what}: json: request body: {e}")))
+}
+
+/// A body over `max` bytes, refused whole (413).
+fn at_most_bytes(body: &[u8], what: &str, max: usize) -> Result<()> {
+    let len = body.len();
+    if len > max {
+        return Err(Error::TooLarge(format!("{what}: the body is {len} bytes; the game reads at most {max}")));
+    }
+    Ok(())
+}
+
+/// The body checked whole in one validating pass ([`json_scan`]) instead of [`parse`]'s: for a body
+/// too large to parse whole at speed, of which the caller parses parts (a raid's end: the items of
+/// the array at `path`, at most `max_elements` of them). Refused as [`parse`] refuses: 413 over `max`
+/// bytes, 400 when it is not UTF-8, not JSON, or nests deeper than [`MAX_DEPTH`], in the same words.
+pub(crate) fn scan<'a>(
+    body: &'a [u8],
+    what: &str,
+    max: usize,
+    path: &[&str],
+    max_elements: usize,
+) -> Result<json_scan::Scanned<'a>> {
+    at_most_bytes(body, what, max)?;
+    json_scan::scan(body, path, MAX_DEPTH, max_elements).map_err(|e| {
+        let at = e.at;
+        Error::Invalid(match e.cause {
+            json_scan::Cause::TooDeep => {
+                format!("{what}: the body nests deeper than {MAX_DEPTH} levels (at byte {at})")
+            }
+            json_scan::Cause::TooMany => {
+                format!("{what}: json: request body: a list holds at most {max_elements} elements (at byte {at})")
+            }
+            _ => format!("{what}: json: request body: {e}"),
+        })
+    })
 }
 
 /// The deepest nesting of arrays and objects a body may have: serde_json's own limit for what it

@@ -40,6 +40,7 @@ mod ids;
 mod input;
 mod insurance;
 mod items;
+mod json_scan;
 mod launcher;
 mod mail;
 mod menu;
