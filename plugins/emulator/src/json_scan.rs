@@ -8,7 +8,7 @@
 //! takes ~1.4 ms a megabyte (its string skipping goes a `usize`, 4 bytes, at a time on wasm32), and
 //! simd-json with simd128 more (its tape alone 2.1 ms); the end's budget for the whole parse is about
 //! 2 ms. This scanner goes eight bytes at a time through strings (a `u64`: wasm has native 64-bit
-//! integers), as `input::too_deep` does, and looks at a string's bytes one by one only where a quote,
+//! integers), as `too_deep` in input.rs does, and looks at a string's bytes one by one only where a quote,
 //! a backslash or a control character is; names, numbers and punctuation go a byte at a time, with
 //! the state in locals and no `memcmp` call (a byte loop in wasm). Over a real 1 MB end body in
 //! wasmtime it takes ~1.46 ms (~680 MB/s), ids and parents of its 4873 items included.
@@ -467,7 +467,7 @@ fn key(
 fn string_specials(word: u64) -> u64 {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const LOW7: u64 = ONES * 0x7f;
-    // Exact per byte, as in `input::special_bytes`: no borrow crosses into the next byte.
+    // Exact per byte, as in input.rs's `special_bytes`: no borrow crosses into the next byte.
     let zero = |x: u64| !(((x & LOW7) + LOW7) | x | LOW7);
     zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\'))) | zero(word & (ONES * 0xe0))
 }

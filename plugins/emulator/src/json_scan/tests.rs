@@ -8,7 +8,8 @@
 //! a string the game reads that holds a lone surrogate is refused when it is decoded.
 
 use super::*;
-use crate::input::MAX_DEPTH;
+/// The game's nesting bound (input.rs's `MAX_DEPTH`), written out: the scanner takes it as an argument.
+const MAX_DEPTH: usize = 128;
 use proptest::prelude::*;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
