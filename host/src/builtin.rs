@@ -22,3 +22,8 @@ pub(crate) fn builtins() -> Vec<Result<ModSource, DiscoverError>> {
         })
         .collect()
 }
+
+/// Whether `id` is a built-in mod's: its `mod.toml` is read, its component is not copied.
+pub(crate) fn is_builtin(id: &str) -> bool {
+    table::MODS.iter().any(|(_, toml, _)| Manifest::parse(toml).is_ok_and(|m| m.id == id))
+}

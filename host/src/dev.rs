@@ -105,6 +105,17 @@ impl Project {
     }
 }
 
+impl Project {
+    /// The command that builds it, as typed in its folder: `cargo build --release`, `npm run build`
+    /// or `sh build.sh`.
+    pub fn build_command(&self) -> String {
+        match &self.script {
+            Some(script) => script.command.join(" ").trim().to_owned(),
+            None => "cargo build --release".to_owned(),
+        }
+    }
+}
+
 /// A successful build.
 #[derive(Debug)]
 pub struct Built {

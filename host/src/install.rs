@@ -84,6 +84,26 @@ pub async fn install(root: &Root, package: &Package, source: Source) -> anyhow::
     Ok(report)
 }
 
+/// What packing the folder `dir` would build first, and so run: its project, when it has no
+/// `<id>.wasm` and a `Cargo.toml`, `package.json` or `build.sh` to build one with (code of the
+/// folder's, whatever the language: a crate's build scripts run too). Runs nothing; answers the
+/// `mod.toml` it read, for a plan made before the player says yes.
+pub fn build_first(dir: &Path) -> anyhow::Result<Option<(Manifest, crate::dev::Project)>> {
+    let toml_path = dir.join("mod.toml");
+    let toml = std::fs::read_to_string(&toml_path).with_context(|| format!("reading {}", toml_path.display()))?;
+    let manifest = Manifest::parse(&toml).map_err(|e| anyhow::anyhow!("{}: {e}", toml_path.display()))?;
+    if dir.join(format!("{}.wasm", manifest.id)).is_file() || !builds(dir) {
+        return Ok(None);
+    }
+    let project = crate::dev::Project::read(dir)?;
+    Ok(Some((manifest, project)))
+}
+
+/// Whether `dir` is a project modhost builds: a crate, an npm project or a `build.sh`.
+fn builds(dir: &Path) -> bool {
+    ["Cargo.toml", "package.json", "build.sh"].iter().any(|f| dir.join(f).is_file())
+}
+
 /// Packs a mod project or folder: `mod.toml`, the component (`wasm`, else `<id>.wasm` in the folder,
 /// else the project built as `modhost dev` builds it: cargo, npm or its `build.sh`), and the optional
 /// files present.
@@ -95,7 +115,7 @@ pub fn pack(dir: &Path, wasm: Option<&Path>) -> anyhow::Result<Package> {
     let component = match wasm {
         Some(path) => path.to_owned(),
         None if in_folder.is_file() => in_folder,
-        None if ["Cargo.toml", "package.json", "build.sh"].iter().any(|f| dir.join(f).is_file()) => {
+        None if builds(dir) => {
             let project = crate::dev::Project::read(dir)?;
             crate::dev::build(&project, std::time::Duration::from_secs(1800)).map_err(|e| anyhow::anyhow!("{e}"))?.wasm
         }

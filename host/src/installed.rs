@@ -6,10 +6,15 @@
 //!   the player's `config.json`, and `.installed.json` (where the package came from, its digest).
 //! - `disabled/<id>/`: a disabled mod, the same folder moved aside whole.
 //! - `kept/<id>/config.json`: the player's configuration of an uninstalled mod, restored when it is
-//!   installed again (the store namespace stays in the store).
+//!   installed again (the store namespaces stay in the store).
+//!
+//! A mod's store namespaces are named after its id (`<id>`, and `timers.<id>` for its timers), so a
+//! package may never take a built-in mod's id ([`plan`]), and `uninstall --purge` never empties a
+//! built-in's namespace.
 //!
 //! Installing a package (staged, vetted, swapped in) is `install.rs`'s; this module imports nothing
-//! that serves, so the status page can list and toggle mods through it.
+//! that serves (of the timers, only their namespace's name), so the status page can list and toggle
+//! mods through it.
 
 use anyhow::Context as _;
 use modhost_mods::{Grants, Manifest, ModId, Package, added_grants};
@@ -140,6 +145,9 @@ pub struct Plan {
     pub grants: Vec<String>,
     /// For an update: what the new version may do that the installed one could not.
     pub added: Vec<String>,
+    /// What runs, as the player, once they say yes and before anything is installed: a folder's
+    /// build (`sh build.sh in /path`), which is the folder's own code. None for a package.
+    pub runs: Option<String>,
 }
 
 impl std::fmt::Display for Plan {
@@ -151,6 +159,9 @@ impl std::fmt::Display for Plan {
         match self.grants.is_empty() {
             true => writeln!(f, "  grants: none (it touches only its own store namespace)")?,
             false => writeln!(f, "  grants: {}", self.grants.join("; "))?,
+        }
+        if let Some(runs) = &self.runs {
+            writeln!(f, "  builds it first, running the folder's own code as you: {runs}")?;
         }
         if self.previous.is_some() {
             match self.added.is_empty() {
@@ -166,12 +177,27 @@ impl std::fmt::Display for Plan {
     }
 }
 
-/// Checks that `package` can join the mods installed in `root`: its requirements are installed in
-/// range, it conflicts with none of them (nor they with it), it fits this host's API, and no
-/// installed mod that requires it is left out of range. The error is one line that says which.
+/// Checks that `package` can join the mods installed in `root`: its id is not a built-in mod's, its
+/// requirements are installed in range, it conflicts with none of them (nor they with it), it fits
+/// this host's API, and no installed mod that requires it is left out of range. The error is one
+/// line that says which.
 pub fn plan(root: &Root, package: &Package) -> anyhow::Result<Plan> {
-    let new = &package.mod_toml;
+    plan_manifest(root, &package.mod_toml)
+}
+
+/// [`plan`] from the mod's `mod.toml` alone: what a folder that must be built first is planned
+/// with, before anything of it runs.
+pub fn plan_manifest(root: &Root, new: &Manifest) -> anyhow::Result<Plan> {
     let id = new.id.as_str();
+    // A package of the game's id replaced the game and took its store namespace (every reload after
+    // it was refused, and `--purge` emptied the game's data).
+    if crate::builtin::is_builtin(id) {
+        anyhow::bail!(
+            "{id} {} cannot be installed: `{id}` is the id of a built-in mod, which a package may not take (nor its \
+             store namespace)",
+            new.version
+        );
+    }
     let others = root.loading_without(id);
     // The ids refused, with why, among the others and (`with_new`) the new version.
     let outcome = |with_new: bool| -> Vec<(String, String)> {
@@ -195,13 +221,14 @@ pub fn plan(root: &Root, package: &Package) -> anyhow::Result<Plan> {
     }
     let previous = root.find(id);
     let none = Grants::default();
-    let added = added_grants(previous.as_ref().map_or(&none, |m| &m.manifest.grants), package.grants());
+    let added = added_grants(previous.as_ref().map_or(&none, |m| &m.manifest.grants), &new.grants);
     Ok(Plan {
         id: id.to_owned(),
         version: new.version.clone(),
         previous: previous.map(|m| m.manifest.version),
-        grants: package.grants().describe(),
+        grants: new.grants.describe(),
         added,
+        runs: None,
     })
 }
 
@@ -253,17 +280,26 @@ pub fn disable_with_dependents(root: &Root, id: &str) -> anyhow::Result<Vec<Stri
 }
 
 /// Removes `id`'s folder. Its `config.json` goes to `kept/<id>/` (restored by a later install) and its
-/// store namespace stays, unless `purge`, which also empties the namespace (the store must not be open
-/// in a running server).
+/// store namespaces stay, unless `purge`, which also empties them: the one named after the mod and
+/// its timers' (`timers.<id>`); the store must not be open in a running server. A built-in mod's
+/// namespaces are never purged: a folder of its id (put in place by hand) uses the built-in's data,
+/// which is not the folder's to delete, so that purge is refused before anything changes.
 pub fn uninstall(root: &Root, id: &str, purge: bool) -> anyhow::Result<()> {
     let installed = root.find(id).with_context(|| format!("no mod `{id}` is installed in {}", root.dir.display()))?;
     let config = installed.folder.join("config.json");
     let kept = root.kept_config(id);
     if purge {
+        anyhow::ensure!(
+            !crate::builtin::is_builtin(id),
+            "{id} was not uninstalled: `{id}` is the id of a built-in mod, and --purge would delete the built-in's \
+             store namespace (uninstall without --purge)"
+        );
         let store = modhost_store::Store::open(&root.dir.join("store"), true)
             .map_err(|e| anyhow::anyhow!("--purge needs the store, and {e}: stop the server first"))?;
-        for key in store.list(id, "")? {
-            store.delete(id, &key)?;
+        for namespace in [id.to_owned(), crate::realtime::timers::namespace(id)] {
+            for key in store.list(&namespace, "")? {
+                store.delete(&namespace, &key)?;
+            }
         }
         let _ = std::fs::remove_dir_all(kept.parent().unwrap_or(&root.dir));
     } else if config.is_file() {

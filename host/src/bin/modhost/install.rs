@@ -1,12 +1,18 @@
 //! `modhost install`: a package (a `.modhost` file, a mod folder, or an OCI reference) into a root,
 //! after showing its grants (and, for an update, what it may newly do) and asking; checked in a
 //! throwaway root first; then the running server, if any, reloads.
+//!
+//! Nothing of a package or folder runs before the player says yes (or passes `--yes`): a folder that
+//! must be built first (no `<id>.wasm`, a crate, npm project or `build.sh`) is planned from its
+//! `mod.toml`, the plan names the command and the folder, and the build runs after the yes. A build
+//! that changes `mod.toml` (the grants the player said yes to) installs nothing.
 
 use anyhow::Context as _;
-use modhost::install::{Root, Source};
-use modhost_mods::Package;
+use modhost::dev::Project;
+use modhost::install::{Plan, Root, Source};
+use modhost_mods::{Manifest, Package};
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -22,8 +28,15 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let runtime = crate::runtime()?;
-    let (package, source) = runtime.block_on(fetch(&args.source))?;
     let root = Root::new(&args.root);
+    let path = Path::new(&args.source);
+    if !modhost::registry::is_reference(&args.source)
+        && path.is_dir()
+        && let Some((manifest, project)) = modhost::install::build_first(path)?
+    {
+        return build_and_install(&runtime, &root, &manifest, &project, args.yes);
+    }
+    let (package, source) = runtime.block_on(fetch(&args.source))?;
     install(&runtime, &root, &package, source, args.yes)
 }
 
@@ -37,10 +50,52 @@ pub(crate) fn install(
 ) -> anyhow::Result<()> {
     let plan = modhost::install::plan(root, package)?;
     print!("{plan}");
+    confirm(&plan, yes)?;
+    put_in_place(runtime, root, &plan, package, source)
+}
+
+/// A folder that must be built: planned from its `mod.toml` with the build named, asked, and only
+/// then built and installed.
+fn build_and_install(
+    runtime: &tokio::runtime::Runtime,
+    root: &Root,
+    manifest: &Manifest,
+    project: &Project,
+    yes: bool,
+) -> anyhow::Result<()> {
+    let mut plan = modhost::install::plan_manifest(root, manifest)?;
+    plan.runs = Some(format!("`{}` in {}", project.build_command(), project.dir.display()));
+    print!("{plan}");
+    confirm(&plan, yes)?;
+    let (package, bytes) = modhost::install::read_local(&project.dir)?;
+    // The player said yes to the grants of the mod.toml they were shown, not to what a build wrote.
+    anyhow::ensure!(
+        package.mod_toml == *manifest,
+        "{} {} was not installed: its build changed mod.toml, which the plan was made from",
+        plan.id,
+        plan.version
+    );
+    let source = Source { from: project.dir.display().to_string(), digest: modhost::install::digest(&bytes) };
+    put_in_place(runtime, root, &plan, &package, source)
+}
+
+/// The player's yes to `plan`, or the refusal that says it was no.
+fn confirm(plan: &Plan, yes: bool) -> anyhow::Result<()> {
     let verb = if plan.previous.is_some() { "update" } else { "install" };
     if !ask(&format!("{verb} {} {}?", plan.id, plan.version), yes)? {
         anyhow::bail!("{} {} was not installed: the answer was no (--yes answers yes)", plan.id, plan.version);
     }
+    Ok(())
+}
+
+/// Stages, checks and swaps `package` in (the plan is made again there), then reloads a running server.
+fn put_in_place(
+    runtime: &tokio::runtime::Runtime,
+    root: &Root,
+    plan: &Plan,
+    package: &Package,
+    source: Source,
+) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let report = runtime.block_on(modhost::install::install(root, package, source))?;
     println!(

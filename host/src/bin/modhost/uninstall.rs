@@ -1,5 +1,6 @@
-//! `modhost uninstall`: remove an installed mod. Its store namespace and the player's config are kept
-//! (a later install finds them) unless `--purge`.
+//! `modhost uninstall`: remove an installed mod. Its store namespaces (its own and its timers') and
+//! the player's config are kept (a later install finds them) unless `--purge`, which never touches a
+//! built-in mod's namespace.
 
 use modhost::install::Root;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ pub(crate) struct Args {
     /// The root.
     #[arg(long, env = "MODHOST_ROOT", default_value = "modhost-data")]
     root: PathBuf,
-    /// Also delete its store namespace and config (the server must be stopped).
+    /// Also delete its store namespaces (its own and its timers') and config (the server must be stopped).
     #[arg(long)]
     purge: bool,
     /// Do it without asking, even when other mods require it.
@@ -30,8 +31,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     }
     modhost::install::uninstall(&root, &id, args.purge)?;
     match args.purge {
-        true => println!("{id} uninstalled; its store namespace and config deleted"),
-        false => println!("{id} uninstalled; its store namespace and config are kept (--purge deletes them)"),
+        true => println!("{id} uninstalled; its store namespaces (its own and its timers') and config deleted"),
+        false => println!("{id} uninstalled; its store namespaces and config are kept (--purge deletes them)"),
     }
     crate::install::reload_running(&crate::runtime()?, &root)
 }
