@@ -6,6 +6,13 @@
 //! host does not serve, a missing requirement, a conflict, the player saying no) is one line and
 //! leaves the installed mods byte for byte as they were.
 //!
+//! The registry's trust boundary (issue 49) is tried with registries of the test's own ([`Fake`]: a
+//! few lines of HTTP/1.1 on tokio, 127.0.0.1): credentials reach their own registry alone, never a
+//! token service it names elsewhere nor another registry's Basic challenge, and a 1 GiB manifest or
+//! token answer is refused with the CLI's memory bounded. Nothing a folder or a package holds runs
+//! before the player says yes, a package cannot take a built-in mod's id, and `--purge` removes a
+//! mod's own namespaces (its timers' too) and never a built-in's.
+//!
 //! Needs `target/release/modhost` (`cargo build --release -p modhost`) and `/usr/bin/docker-registry`
 //! (`make setup-registry`).
 
@@ -15,7 +22,9 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 /// The longest one command may take (an install checks the mod in a throwaway root with the game).
 const LIMIT: Duration = Duration::from_secs(180);
@@ -93,6 +102,8 @@ struct Ran {
     success: bool,
     out: String,
     err: String,
+    /// Its peak resident memory (`VmHWM`), in MiB, as last read before it exited.
+    peak_mib: u64,
 }
 
 impl std::fmt::Display for Ran {
@@ -103,6 +114,11 @@ impl std::fmt::Display for Ran {
 
 /// Runs `modhost <args…>` with `stdin` as its input, to the end (killed past [`LIMIT`]).
 fn modhost(args: &[&str], stdin: &str) -> Ran {
+    modhost_with(args, stdin, &[])
+}
+
+/// [`modhost`] with `env` set (and none of the registry variables the test's own environment has).
+fn modhost_with(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Ran {
     let scratch = tempfile::tempdir().unwrap();
     let (out, err) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
     let mut cmd = Command::new(modhost_under_test());
@@ -112,15 +128,51 @@ fn modhost(args: &[&str], stdin: &str) -> Ran {
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap());
+    for var in REGISTRY_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
     let shown = format!("{cmd:?}");
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {shown}: {e}"));
     let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    let status = wait_within(&mut child, LIMIT, &shown, &err);
+    // The high-water mark only grows, so its last reading before the exit is the peak (a zombie has
+    // none: it is read before each wait).
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file).ok().as_deref().and_then(high_water_kib) {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            break wait_within(&mut child, Duration::ZERO, &shown, &err);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
     Ran {
         success: status.success(),
         out: std::fs::read_to_string(&out).unwrap_or_default(),
         err: std::fs::read_to_string(&err).unwrap_or_default(),
+        peak_mib: peak_kib >> 10,
     }
+}
+
+/// The environment variables that carry registry credentials.
+const REGISTRY_VARS: [&str; 5] = [
+    "MODHOST_REGISTRY_AUTH",
+    "MODHOST_REGISTRY_HOST",
+    "MODHOST_REGISTRY_USER",
+    "MODHOST_REGISTRY_PASSWORD",
+    "MODHOST_REGISTRY_REALM",
+];
+
+/// `VmHWM` of a `/proc/<pid>/status`, in KiB.
+fn high_water_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn ok(args: &[&str]) -> Ran {
@@ -131,12 +183,22 @@ fn ok(args: &[&str]) -> Ran {
 
 /// `modhost <args…>` refused: exit 1 and one `error:` line that contains `says`.
 fn refused(args: &[&str], stdin: &str, says: &str) -> Ran {
-    let ran = modhost(args, stdin);
-    assert!(!ran.success, "modhost {args:?} should have been refused:\n{ran}");
+    refused_with(args, stdin, &[], says)
+}
+
+/// [`refused`] with `env` set.
+fn refused_with(args: &[&str], stdin: &str, env: &[(&str, &str)], says: &str) -> Ran {
+    let ran = modhost_with(args, stdin, env);
+    assert_refused(&ran, says);
+    ran
+}
+
+/// A command that failed with one `error:` line that contains `says`.
+fn assert_refused(ran: &Ran, says: &str) {
+    assert!(!ran.success, "the command should have been refused:\n{ran}");
     let errors: Vec<&str> = ran.err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "one error line:\n{ran}");
     assert!(errors[0].contains(says), "the error should say `{says}`:\n{ran}");
-    ran
 }
 
 /// A mod project folder: welcome-pack's files with its built component, `mod.toml` edited by `edit`.
@@ -350,4 +412,428 @@ fn each_refusal_is_one_line_and_leaves_the_installed_mods_as_they_were() {
     assert!(!checked.success && checked.out.contains("modhost:plugin/log@0.9.0"), "{checked}");
     refused(&["install", future.to_str().unwrap(), "--root", root_s, "--yes"], "", "log@0.9.0");
     unchanged("a component of another API");
+}
+
+/// A mod folder as a player downloads one: `mod.toml` (`id`, `version`, no grants) beside the hello
+/// example's component named `<id>.wasm`.
+fn mod_folder(dir: &Path, id: &str, version: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("mod.toml"), format!("id = \"{id}\"\nversion = \"{version}\"\n")).unwrap();
+    std::fs::copy(modhost_tests::guests::HELLO, dir.join(format!("{id}.wasm"))).unwrap();
+    dir.to_owned()
+}
+
+#[test]
+fn installing_a_folder_runs_its_build_only_after_the_player_says_yes() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let root_s = root.to_str().unwrap();
+    // A project with no component yet: installing it means running its build.sh, which leaves a mark.
+    let folder = scratch.path().join("scripted");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("mod.toml"), "id = \"scripted\"\nversion = \"0.1.0\"\n").unwrap();
+    let script =
+        format!("touch ran-build\nmkdir -p build\ncp '{}' build/scripted.wasm\n", modhost_tests::guests::HELLO);
+    std::fs::write(folder.join("build.sh"), script).unwrap();
+    let marker = folder.join("ran-build");
+    let shown = folder.canonicalize().unwrap().display().to_string();
+    let folder_s = folder.to_str().unwrap();
+
+    // "no", and no answer at all (a script piping nothing): nothing of the folder runs.
+    for answer in ["n\n", ""] {
+        let ran = modhost(&["install", folder_s, "--root", root_s], answer);
+        assert!(!marker.exists(), "build.sh ran before the player said yes (answer {answer:?}):\n{ran}");
+        assert_refused(&ran, "the answer was no");
+        assert!(ran.out.contains("sh build.sh") && ran.out.contains(&shown), "the plan names what would run:\n{ran}");
+        assert!(snapshot(&root).is_empty(), "a refused install changes nothing:\n{ran}");
+    }
+    let ran = ok(&["install", folder_s, "--root", root_s, "--yes"]);
+    assert!(marker.exists(), "--yes runs the build:\n{ran}");
+    assert!(root.join("mods/scripted/scripted.wasm").is_file(), "{ran}");
+}
+
+#[test]
+fn a_package_cannot_take_a_built_in_mods_id() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let root_s = root.to_str().unwrap();
+    ok(&[
+        "install",
+        mod_folder(&scratch.path().join("hello"), "hello", "0.1.0").to_str().unwrap(),
+        "--root",
+        root_s,
+        "--yes",
+    ]);
+    let before = snapshot(&root);
+    // A well-formed package named after the built-in game, as a folder and as a package file.
+    let folder = mod_folder(&scratch.path().join("emulator"), "emulator", "99.0.0");
+    let file = pack(&folder, &scratch.path().join("packages"));
+    for source in [folder, file] {
+        refused(&["install", source.to_str().unwrap(), "--root", root_s, "--yes"], "", "built-in");
+        assert_eq!(snapshot(&root), before, "a refused install changes nothing");
+    }
+}
+
+#[test]
+fn uninstall_purge_never_deletes_a_built_in_mods_namespace() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let root_s = root.to_str().unwrap();
+    {
+        let store = modhost_store::Store::open(&root.join("store"), true).unwrap();
+        store.set("emulator", "profiles", b"[\"a player\"]").unwrap();
+    }
+    // A folder of the game's id put in place by hand (discovery lets it replace the game), over the
+    // game's own data.
+    mod_folder(&root.join("mods/emulator"), "emulator", "99.0.0");
+    refused(&["uninstall", "emulator", "--root", root_s, "--purge"], "", "built-in");
+    let store = modhost_store::Store::open(&root.join("store"), true).unwrap();
+    assert!(store.get("emulator", "profiles").unwrap().is_some(), "the game's namespace is the game's");
+    assert!(root.join("mods/emulator/mod.toml").is_file(), "a refusal changes nothing");
+}
+
+#[test]
+fn uninstall_purge_also_removes_the_mods_timers() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let root_s = root.to_str().unwrap();
+    ok(&[
+        "install",
+        mod_folder(&scratch.path().join("hello"), "hello", "0.1.0").to_str().unwrap(),
+        "--root",
+        root_s,
+        "--yes",
+    ]);
+    {
+        let store = modhost_store::Store::open(&root.join("store"), true).unwrap();
+        store.set("hello", "given", b"[]").unwrap();
+        store.set("timers.hello", "o.reminder", b"{}").unwrap();
+        store.set("timers.other", "o.reminder", b"{}").unwrap();
+    }
+    ok(&["uninstall", "hello", "--root", root_s, "--purge"]);
+    let store = modhost_store::Store::open(&root.join("store"), true).unwrap();
+    assert!(store.get("hello", "given").unwrap().is_none(), "--purge empties the mod's namespace");
+    assert_eq!(store.list("timers.hello", "").unwrap(), Vec::<String>::new(), "--purge empties its timers'");
+    assert!(store.get("timers.other", "o.reminder").unwrap().is_some(), "and no other mod's");
+}
+
+/// One request a [`Fake`] server received.
+#[derive(Debug, Clone)]
+struct Seen {
+    /// Its request line.
+    line: String,
+    /// Its `Authorization` header.
+    authorization: Option<String>,
+}
+
+/// What a [`Fake`] server answers.
+enum Reply {
+    /// A whole answer: status, headers, body.
+    Whole(u16, Vec<(&'static str, String)>, Vec<u8>),
+    /// 200 with this many bytes of JSON whitespace, chunked, as fast as the client reads: a 1 GiB
+    /// answer is streamed, never held.
+    Endless(u64),
+}
+
+/// What a [`Fake`] server is asked: the port it was reached on, the path (with its query) and the
+/// `Authorization` header.
+type Answer = dyn Fn(u16, &str, Option<&str>) -> Reply + Send + Sync;
+
+/// HTTP/1.1 servers of the test's own on 127.0.0.1 (a registry, and a token service it names), each
+/// answering every request with one [`Answer`] and closing the connection after it; what reached
+/// them is kept. They stop when it is dropped.
+struct Fake {
+    ports: Vec<u16>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Fake {
+    /// `count` servers; the answer is made knowing their ports, since a challenge names them.
+    fn start(count: usize, answer: impl FnOnce(&[u16]) -> Box<Answer>) -> Fake {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listeners: Vec<tokio::net::TcpListener> =
+            (0..count).map(|_| runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap()).collect();
+        let ports: Vec<u16> = listeners.iter().map(|l| l.local_addr().unwrap().port()).collect();
+        let answer: Arc<Answer> = Arc::from(answer(&ports));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        for (listener, port) in listeners.into_iter().zip(ports.iter().copied()) {
+            let (answer, seen) = (answer.clone(), seen.clone());
+            runtime.spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    tokio::spawn(Fake::serve(stream, port, answer.clone(), seen.clone()));
+                }
+            });
+        }
+        Fake { ports, seen, _runtime: runtime }
+    }
+
+    async fn serve(stream: tokio::net::TcpStream, port: u16, answer: Arc<Answer>, seen: Arc<Mutex<Vec<Seen>>>) {
+        let mut stream = tokio::io::BufReader::new(stream);
+        let mut line = String::new();
+        if stream.read_line(&mut line).await.is_err() {
+            return;
+        }
+        let mut authorization = None;
+        for _ in 0..100 {
+            let mut header = String::new();
+            if !matches!(stream.read_line(&mut header).await, Ok(n) if n > 2) {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("authorization")
+            {
+                authorization = Some(value.trim().to_owned());
+            }
+        }
+        let line = line.trim().to_owned();
+        let path = line.split(' ').nth(1).unwrap_or("/").to_owned();
+        let reply = answer(port, &path, authorization.as_deref());
+        seen.lock().unwrap_or_else(PoisonError::into_inner).push(Seen { line, authorization });
+        let stream = stream.get_mut();
+        match reply {
+            Reply::Whole(status, headers, body) => {
+                let mut head =
+                    format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
+                for (name, value) in headers {
+                    head.push_str(&format!("{name}: {value}\r\n"));
+                }
+                head.push_str("\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(&body).await;
+            }
+            Reply::Endless(bytes) => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/vnd.oci.image.manifest.v1+json\r\n\
+                            transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                const CHUNK: usize = 64 << 10;
+                let mut framed = format!("{CHUNK:x}\r\n").into_bytes();
+                framed.extend_from_slice(&[b' '; CHUNK]);
+                framed.extend_from_slice(b"\r\n");
+                for _ in 0..bytes / CHUNK as u64 {
+                    if stream.write_all(&framed).await.is_err() {
+                        return; // the client stopped reading and hung up
+                    }
+                }
+                let _ = stream.write_all(b"0\r\n\r\n").await;
+            }
+        }
+        let _ = stream.shutdown().await;
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// A JSON answer.
+fn json(status: u16, body: serde_json::Value) -> Reply {
+    Reply::Whole(status, vec![("content-type", "application/json".to_owned())], body.to_string().into_bytes())
+}
+
+/// 401 with a `WWW-Authenticate` challenge.
+fn challenge(value: &str) -> Reply {
+    let body = serde_json::json!({"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]});
+    Reply::Whole(401, vec![("www-authenticate", value.to_owned())], body.to_string().into_bytes())
+}
+
+/// Base64 (RFC 4648, padded), for the Basic credentials the tests expect to see or not.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            match i <= chunk.len() {
+                true => out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize])),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
+/// The author's credentials, in every test for the registry they belong to.
+const USER: &str = "author";
+const PASSWORD: &str = "hunter2-for-the-authors-registry";
+
+/// The variables that give [`USER`]'s credentials to `registry` alone.
+fn credentials_for(registry: &str) -> [(&'static str, String); 3] {
+    [
+        ("MODHOST_REGISTRY_HOST", registry.to_owned()),
+        ("MODHOST_REGISTRY_USER", USER.to_owned()),
+        ("MODHOST_REGISTRY_PASSWORD", PASSWORD.to_owned()),
+    ]
+}
+
+fn as_env<'a>(vars: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    vars.iter().map(|(name, value)| (*name, value.as_str())).collect()
+}
+
+#[test]
+fn registry_credentials_never_reach_a_token_service_elsewhere_nor_another_registrys_challenge() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let root_s = root.to_str().unwrap();
+    let basic = format!("Basic {}", base64(format!("{USER}:{PASSWORD}").as_bytes()));
+    // What the hostile registry's challenge names, from its own port and the other server's.
+    type Names = fn(u16, u16) -> String;
+    let cases: [(&str, Names); 4] = [
+        ("a token service on another port", |_, other| {
+            format!("Bearer realm=\"http://127.0.0.1:{other}/token\",service=\"hostile\"")
+        }),
+        ("a token service on another host", |_, other| {
+            format!("Bearer realm=\"http://localhost:{other}/token\",service=\"hostile\"")
+        }),
+        ("a token service on its own port under another name", |own, _| {
+            format!("Bearer realm=\"http://localhost:{own}/token\",service=\"hostile\"")
+        }),
+        ("a Basic challenge", |_, _| "Basic realm=\"hostile\"".to_owned()),
+    ];
+    let (mut leaks, mut outcomes) = (Vec::new(), Vec::new());
+    for (what, names) in cases {
+        // The credentials are for the author's own registry, or (a token service elsewhere) for this one.
+        for for_this_one in [false, true] {
+            if for_this_one && what == "a Basic challenge" {
+                continue; // its own credentials are for it to see
+            }
+            let fake = Fake::start(2, |ports| {
+                let (own, other) = (ports[0], ports[1]);
+                let challenged = names(own, other);
+                Box::new(move |port: u16, path: &str, authorization: Option<&str>| {
+                    if path.starts_with("/token") {
+                        return json(200, serde_json::json!({"token": "anonymous"}));
+                    }
+                    match (port == own, path, authorization) {
+                        (true, "/v2/", _) | (true, _, None) => challenge(&challenged),
+                        _ => json(404, serde_json::json!({"errors": [{"code": "MANIFEST_UNKNOWN", "message": "no"}]})),
+                    }
+                })
+            });
+            let hostile = format!("127.0.0.1:{}", fake.ports[0]);
+            let vars = credentials_for(if for_this_one { &hostile } else { "registry.author.example" });
+            let ran = modhost_with(
+                &["install", &format!("{hostile}/mods/bait:1.0.0"), "--root", root_s, "--yes"],
+                "",
+                &as_env(&vars),
+            );
+            let seen = fake.seen();
+            let whose = if for_this_one { "this registry's" } else { "another registry's" };
+            // Every case is tried before the verdict, which names each one that leaked.
+            for leak in seen.iter().filter(|s| s.authorization.as_deref().is_some_and(|a| a.contains(&basic[6..]))) {
+                leaks.push(format!("{what}, with {whose} credentials: they reached `{}`", leak.line));
+            }
+            assert!(!ran.success, "{what}: nothing was there to install:\n{ran}");
+            assert!(seen.iter().any(|s| s.line.starts_with("GET /v2/")), "{what}: the registry was asked:\n{ran}");
+            outcomes.push((for_this_one, ran));
+        }
+    }
+    assert!(leaks.is_empty(), "the credentials went where a registry said:\n{}", leaks.join("\n"));
+    for (for_this_one, ran) in &outcomes {
+        if *for_this_one {
+            assert_refused(ran, "token service");
+        }
+    }
+    assert!(snapshot(&root).is_empty(), "nothing was installed");
+}
+
+#[test]
+fn credentials_reach_their_own_registry_through_its_token_service_or_its_basic_challenge() {
+    let scratch = tempfile::tempdir().unwrap();
+    let package = pack(&mod_folder(&scratch.path().join("hello"), "hello", "0.1.0"), &scratch.path().join("packages"));
+    let layer = std::fs::read(&package).unwrap();
+    let config = b"{}".to_vec();
+    let (layer_digest, config_digest) = (modhost::install::digest(&layer), modhost::install::digest(&config));
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.modhost.package.config.v1+json", "digest": config_digest, "size": config.len()},
+        "layers": [{"mediaType": "application/vnd.modhost.package.v1.tar+gzip", "digest": layer_digest, "size": layer.len()}],
+    })
+    .to_string()
+    .into_bytes();
+    let basic = format!("Basic {}", base64(format!("{USER}:{PASSWORD}").as_bytes()));
+    for by_token in [true, false] {
+        let (layer, manifest, basic_header, layer_digest) =
+            (layer.clone(), manifest.clone(), basic.clone(), layer_digest.clone());
+        let fake = Fake::start(1, |ports| {
+            let own = ports[0];
+            let (challenged, granted) = match by_token {
+                true => (
+                    format!("Bearer realm=\"http://127.0.0.1:{own}/token\",service=\"own\""),
+                    "Bearer granted".to_owned(),
+                ),
+                false => ("Basic realm=\"own\"".to_owned(), basic_header.clone()),
+            };
+            Box::new(move |_: u16, path: &str, authorization: Option<&str>| {
+                if path.starts_with("/token") {
+                    return match authorization == Some(basic_header.as_str()) {
+                        true => json(200, serde_json::json!({"token": "granted"})),
+                        false => challenge("Basic realm=\"own token service\""),
+                    };
+                }
+                if authorization != Some(granted.as_str()) {
+                    return challenge(&challenged);
+                }
+                let oci = ("content-type", "application/vnd.oci.image.manifest.v1+json".to_owned());
+                match path {
+                    "/v2/" => json(200, serde_json::json!({})),
+                    p if p.ends_with("/manifests/0.1.0") => Reply::Whole(200, vec![oci], manifest.clone()),
+                    p if p.ends_with(&format!("/blobs/{layer_digest}")) => Reply::Whole(200, vec![], layer.clone()),
+                    _ => json(404, serde_json::json!({"errors": [{"code": "NOT_FOUND", "message": "no"}]})),
+                }
+            })
+        });
+        let registry = format!("127.0.0.1:{}", fake.ports[0]);
+        // By token: the credentials file (docker's `config.json` shape); Basic: the variables.
+        let file = scratch.path().join("auth.json");
+        let mut auths = serde_json::Map::new();
+        auths.insert("registry.author.example".to_owned(), serde_json::json!({"auth": base64(b"someone:else")}));
+        auths.insert(registry.clone(), serde_json::json!({"auth": base64(format!("{USER}:{PASSWORD}").as_bytes())}));
+        let auths = serde_json::json!({ "auths": auths });
+        std::fs::write(&file, auths.to_string()).unwrap();
+        let vars = match by_token {
+            true => vec![("MODHOST_REGISTRY_AUTH", file.display().to_string())],
+            false => credentials_for(&registry).to_vec(),
+        };
+        let root = scratch.path().join(if by_token { "by-token" } else { "by-basic" });
+        let ran = modhost_with(
+            &["install", &format!("{registry}/mods/hello:0.1.0"), "--root", root.to_str().unwrap(), "--yes"],
+            "",
+            &as_env(&vars),
+        );
+        assert!(ran.success, "by token: {by_token}\n{ran}\n{:?}", fake.seen());
+        assert!(root.join("mods/hello/hello.wasm").is_file(), "{ran}");
+    }
+}
+
+#[test]
+fn a_gigabyte_manifest_or_token_answer_is_refused_before_it_is_read_whole() {
+    const GIB: u64 = 1 << 30;
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("root");
+    let mut outcomes = Vec::new();
+    for what in ["manifest", "token"] {
+        let fake = Fake::start(1, |ports| {
+            let own = ports[0];
+            Box::new(move |_: u16, path: &str, _: Option<&str>| match (what, path) {
+                ("token", "/v2/") => challenge(&format!("Bearer realm=\"http://127.0.0.1:{own}/token\"")),
+                ("token", p) if p.starts_with("/token") => Reply::Endless(GIB),
+                ("manifest", "/v2/") => json(200, serde_json::json!({})),
+                ("manifest", p) if p.contains("/manifests/") => Reply::Endless(GIB),
+                _ => json(404, serde_json::json!({"errors": [{"code": "NOT_FOUND", "message": "no"}]})),
+            })
+        });
+        let reference = format!("127.0.0.1:{}/mods/big:1.0.0", fake.ports[0]);
+        let ran = modhost_with(&["install", &reference, "--root", root.to_str().unwrap(), "--yes"], "", &[]);
+        eprintln!("a 1 GiB {what} answer: the CLI peaked at {} MiB", ran.peak_mib);
+        outcomes.push((what, ran));
+    }
+    let peaks: Vec<String> = outcomes.iter().map(|(what, ran)| format!("{what}: {} MiB", ran.peak_mib)).collect();
+    assert!(outcomes.iter().all(|(_, ran)| ran.peak_mib < 256), "a 1 GiB answer took the CLI to {peaks:?}");
+    for (what, ran) in &outcomes {
+        assert_refused(ran, &format!("its {what} answer is over"));
+    }
 }
