@@ -1,5 +1,5 @@
 //! Whose credentials go where: a registry's user and password are found by the registry they name
-//! ([`credentials`]), and the handshake that turns them into an authorization ([`authorize`]) sends
+//! ([`credentials`]), and the handshake that turns them into an authorization (`authorize`) sends
 //! them to that registry alone.
 //!
 //! Where credentials come from, for the registry a reference names (`host[:port]`):
@@ -16,10 +16,11 @@
 //!   to a token service a challenge names on another host or port, unless the credentials name that
 //!   token service themselves (`realm` in the file's entry, or `MODHOST_REGISTRY_REALM`); not to
 //!   another registry's Basic challenge. oci-client sent them to any realm a registry named, over
-//!   any scheme, which is why the handshake is here ([`super`]'s header says why the pulls are too).
+//!   any scheme, which is why the handshake is here (the registry module's header says why the
+//!   pulls are too).
 //! - **Never over plain HTTP** except to a loopback address (where modhost speaks HTTP to a local
 //!   registry anyway).
-//! - **Every answer is read under a bound** ([`read_bounded`]): a token answer is small, and a
+//! - **Every answer is read under a bound** (`read_bounded`): a token answer is small, and a
 //!   registry that streams a gigabyte is cut off at the bound, not after buffering it.
 //!
 //! A registry that needs no credentials gets none, and a token service anywhere may still be asked
