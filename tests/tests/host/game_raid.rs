@@ -1,7 +1,9 @@
 //! A raid's round trip over the wire, in the client's order: leaving the menu, the raid's settings,
 //! weather, `match/local/start` with its location loot, the bots, and `match/local/end` applying the
 //! result (survived and killed), kept across a restart; then every refusal of `match/local/end`
-//! changing nothing.
+//! changing nothing. An item brought into a raid leaves it under its own id (a stack may split into
+//! new ones), and a stack brought in does not come out found in raid under a new id; a scav's items
+//! alike.
 
 use super::emulator::{A, B, Player, post};
 use modhost_tests::TestServer;
@@ -535,4 +537,137 @@ async fn a_raid_carries_its_progress_and_nothing_a_raid_cannot_change() {
     // The kills count, but the handover the report claimed does not: the quest cannot be handed in.
     let warning = p.act(json!({"Action": "QuestComplete", "qid": active})).await.expect("refused");
     assert!(warning.contains(&handover) && warning.contains("HandoverItem"), "{warning}");
+}
+
+/// `profile` (as the client reports it) with item `from` named `to`, what is in it following it.
+fn renamed(profile: &Value, from: &str, to: &str) -> Value {
+    let mut profile = profile.clone();
+    for item in profile["Inventory"]["items"].as_array_mut().unwrap() {
+        if item["_id"] == from {
+            item["_id"] = json!(to);
+        }
+        if item["parentId"] == from {
+            item["parentId"] = json!(to);
+        }
+    }
+    profile
+}
+
+/// `profile` with `units` in item `id`'s stack.
+fn with_units(profile: &Value, id: &str, units: u64) -> Value {
+    let mut item = find(profile, id).unwrap().clone();
+    item["upd"]["StackObjectsCount"] = json!(units);
+    with_item(profile, item)
+}
+
+#[tokio::test]
+async fn a_brought_in_item_leaves_a_raid_under_its_own_id_unless_a_stack_splits() {
+    let server = server().await;
+    let (p, rifle, cash) = armed(server.addr, A, "Renamer").await;
+    let (server_id, _) = start(&p).await;
+    let before = p.profile().await;
+    let fresh = "f0f0f0f0f0f0f0f0f0f0f0f0";
+    for result in ["Survived", "Runner", "Transit", "Killed"] {
+        let refused = end(&p, &end_body(&server_id, result, &renamed(&before, &rifle, fresh))).await;
+        assert_ne!(refused["err"], 0, "{result}: the rifle came out under a new id: {refused}");
+        let why = refused["errmsg"].as_str().unwrap();
+        assert!(why.contains("does not stack") && why.contains("nothing was changed"), "{result}: {why}");
+        assert_eq!(p.profile().await, before, "{result}: the profile changed");
+    }
+    // A stack splits into a new id: the cash in two.
+    let mut split = with_units(&before, &cash, 400);
+    let mut part = find(&before, &cash).unwrap().clone();
+    part["_id"] = json!(fresh);
+    part["slotId"] = json!("pocket2");
+    part["upd"]["StackObjectsCount"] = json!(600);
+    split = with_item(&split, part);
+    let ended = end(&p, &end_body(&server_id, "Survived", &split)).await;
+    assert_eq!(ended["err"], 0, "{ended}");
+    let after = p.profile().await;
+    let units = |id: &str| find(&after, id).map(|i| i["upd"]["StackObjectsCount"].clone());
+    assert_eq!((units(&cash), units(fresh)), (Some(json!(400)), Some(json!(600))));
+    assert!(find(&after, &rifle).is_some());
+
+    // And merges: both stacks into a new one, their ids gone.
+    let (server_id, _) = start(&p).await;
+    let one = "f1f1f1f1f1f1f1f1f1f1f1f1";
+    let merged = with_units(&renamed(&without_item(&p.profile().await, fresh), &cash, one), one, 1000);
+    let ended = end(&p, &end_body(&server_id, "Survived", &merged)).await;
+    assert_eq!(ended["err"], 0, "{ended}");
+    let after = p.profile().await;
+    assert_eq!(find(&after, one).unwrap()["upd"]["StackObjectsCount"], 1000);
+    assert!(find(&after, &cash).is_none() && find(&after, fresh).is_none(), "the merged stacks are gone");
+}
+
+/// `profile` without item `id`.
+fn without_item(profile: &Value, id: &str) -> Value {
+    let mut profile = profile.clone();
+    profile["Inventory"]["items"].as_array_mut().unwrap().retain(|i| i["_id"] != id);
+    profile
+}
+
+#[tokio::test]
+async fn a_stack_brought_in_does_not_come_out_found_in_raid_under_a_new_id() {
+    let server = server().await;
+    let addr = server.addr;
+    let (p, _, cash) = armed(addr, A, "Launderer").await;
+    // A raid that issues roubles (in its loot or on a bot): started again until one does (twenty at most).
+    let mut issued = None;
+    for _ in 0..20 {
+        let (server_id, loot) = start(&p).await;
+        let mut items: Vec<Value> = loot.iter().flat_map(|s| s["Items"].as_array().unwrap().clone()).collect();
+        let ask = json!({"conditions": [{"Role": "assault", "Limit": 1, "Difficulty": "normal"}]});
+        let bots = post(addr, "/client/game/bot/generate", A, ask).await;
+        for bot in bots["data"].as_array().unwrap() {
+            items.extend(
+                bot["Inventory"]["items"].as_array().unwrap().iter().filter(|i| i.get("parentId").is_some()).cloned(),
+            );
+        }
+        let roubles: Vec<&Value> = items.iter().filter(|i| i["_tpl"] == gamedb::ROUBLES).collect();
+        if let Some(one) = roubles.first() {
+            let units: u64 = roubles.iter().map(|i| i["upd"]["StackObjectsCount"].as_u64().unwrap_or(1)).sum();
+            issued = Some((server_id, (*one).clone(), units));
+            break;
+        }
+    }
+    let (server_id, looted, units) = issued.expect("a raid issuing roubles in twenty");
+    assert!(units < 1000, "the raid issued {units} roubles, as many as the cash");
+    let before = p.profile().await;
+    // The cash (not found in raid) under a new id, claiming to be found; and the issued roubles, found.
+    let laundered = "f2f2f2f2f2f2f2f2f2f2f2f2";
+    let mut reported = renamed(&before, &cash, laundered);
+    let mut claimed = find(&reported, laundered).unwrap().clone();
+    claimed["upd"]["SpawnedInSession"] = json!(true);
+    reported = with_item(&reported, claimed);
+    let picked = json!({"_id": looted["_id"], "_tpl": gamedb::ROUBLES, "parentId": p.pockets, "slotId": "pocket2",
+        "location": {"x": 0, "y": 0, "r": "Horizontal"},
+        "upd": {"StackObjectsCount": looted["upd"]["StackObjectsCount"].as_u64().unwrap_or(1), "SpawnedInSession": true}});
+    reported = with_item(&reported, picked);
+    let ended = end(&p, &end_body(&server_id, "Survived", &reported)).await;
+    assert_eq!(ended["err"], 0, "{ended}");
+    let after = p.profile().await;
+    assert_eq!(find(&after, laundered).unwrap()["upd"]["SpawnedInSession"], false, "the cash became found in raid");
+    let picked = find(&after, looted["_id"].as_str().unwrap()).expect("the roubles picked up");
+    assert_eq!(picked["upd"]["SpawnedInSession"], true, "roubles the raid issued are found");
+}
+
+#[tokio::test]
+async fn a_scavs_items_leave_its_raid_under_their_own_ids() {
+    let server = server().await;
+    let addr = server.addr;
+    let p = Player::new(addr, A, "Renamed scav").await;
+    let started = post(addr, "/client/match/local/start", A, json!({"location": MAP, "playerSide": "savage"})).await;
+    assert_eq!(started["err"], 0, "{started}");
+    let server_id = started["data"]["serverId"].as_str().unwrap().to_owned();
+    let scav = post(addr, "/client/game/profile/list", A, json!({})).await["data"][1].clone();
+    assert_eq!(scav["Info"]["Side"], "Savage", "{scav}");
+    let rifle = scav["Inventory"]["items"].as_array().unwrap().iter().find(|i| i["_tpl"] == RIFLE).expect("a rifle");
+    let rifle = rifle["_id"].as_str().unwrap().to_owned();
+    let refused = end(&p, &end_body(&server_id, "Survived", &renamed(&scav, &rifle, "f3f3f3f3f3f3f3f3f3f3f3f3"))).await;
+    assert_ne!(refused["err"], 0, "the scav's rifle came out under a new id: {refused}");
+    assert!(refused["errmsg"].as_str().unwrap().contains("does not stack"), "{refused}");
+    let ended = end(&p, &end_body(&server_id, "Survived", &scav)).await;
+    assert_eq!(ended["err"], 0, "{ended}");
+    let after = post(addr, "/client/game/profile/list", A, json!({})).await["data"][1].clone();
+    assert!(find(&after, &rifle).is_some(), "the scav keeps its rifle under its id");
 }

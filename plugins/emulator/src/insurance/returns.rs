@@ -2,11 +2,15 @@
 //! `StartPostRaidInsuranceLostProcess`, `InsuranceController.ProcessReturn`), called by the raid's end
 //! (`raid/end.rs`) in the patch that takes the lost items away.
 //!
-//! Which items: those the profile's `InsuredItems` names that the player took into the raid and did not
-//! bring out, computed by the server from the raid's items before and after (SPT takes the client's
-//! `lostInsuredItems` list); never one in a special slot, in a slot `configs.insurance`'s
-//! `blacklistedEquipment` names, or in the secure container. They leave `InsuredItems`. For each trader
-//! they were insured with:
+//! Which items: those the profile's `InsuredItems` names that the raid's end decided were lost (SPT
+//! takes the client's `lostInsuredItems` list): items the player took into the raid and did not bring
+//! out, each by its id, decided once by `raid/end.rs` (`Returned`) from the server's copy of what came
+//! in and the report, with the units that went missing with it. An item comes back with those units
+//! only (its stack cut to them), so what came out under another id (a stack split or merged in the
+//! raid) is never also returned; with none missing it comes back not at all. Never one in a special
+//! slot, in a slot `configs.insurance`'s `blacklistedEquipment` names, or in the secure container.
+//! Every lost item leaves `InsuredItems` (it is gone from the profile). For each trader the returned
+//! ones were insured with:
 //!
 //! - now, the trader's "I will look for your things" letter (`dialogue.insuranceStart`);
 //! - after the trader's return time (`base.insurance.min_return_hour` to `max_return_hour`, or
@@ -31,7 +35,7 @@ use crate::clock;
 use crate::events;
 use crate::mail::mailbox::{self, Letter, OnDelivery, kind};
 use crate::profile::doc::Doc;
-use crate::profile::inventory::Refused;
+use crate::profile::inventory::{Refused, count, set_count};
 use crate::templates::{self, tpl};
 use modhost_sdk::db;
 use serde_json::{Value, json};
@@ -63,14 +67,15 @@ fn between(low: u64, high: u64) -> u64 {
 }
 
 /// Stages the return of the insured items this raid took: `before` is the raid's items before it (by
-/// id, as stored), `kept` the ids that came out; `record` the raid's record (its map). Timers are armed
-/// for `session` now; one whose patch is then not written finds no letter and does nothing.
+/// id, as stored), `lost` the end's decision of those that did not come back, each with the units that
+/// went missing with it; `record` the raid's record (its map). Timers are armed for `session` now; one
+/// whose patch is then not written finds no letter and does nothing.
 pub(crate) fn lost(
     doc: &mut Doc,
     session: Option<&str>,
     record: &Value,
     before: &HashMap<String, Value>,
-    kept: &HashSet<&str>,
+    lost: &BTreeMap<String, u64>,
 ) -> Result<(), Refused> {
     if !doc.key().starts_with("profile.") {
         return Ok(());
@@ -81,26 +86,36 @@ pub(crate) fn lost(
     }
     let config: Value = db::get("configs.insurance").unwrap_or(Value::Null);
     let equipment = doc.get(&["Inventory", "equipment"])?.as_str().unwrap_or_default().to_owned();
-    let mut by_trader: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_trader: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
     let mut still = Vec::new();
+    let mut gone = false;
     for entry in list {
         let (Some(id), Some(tid)) = (entry["itemId"].as_str(), entry["tid"].as_str()) else { continue };
-        if before.contains_key(id) && !kept.contains(id) && can_be_lost(id, before, &equipment, &config) {
-            by_trader.entry(tid.to_owned()).or_default().push(id.to_owned());
-        } else {
+        let Some(&units) = lost.get(id) else {
             still.push(entry);
+            continue;
+        };
+        gone = true;
+        // Gone from the profile either way; returned when something of it is missing and it was
+        // somewhere an item can be lost.
+        if units > 0 && can_be_lost(id, before, &equipment, &config) {
+            by_trader.entry(tid.to_owned()).or_default().push((id.to_owned(), units));
         }
     }
-    if by_trader.is_empty() {
+    if !gone {
         return Ok(());
     }
     doc.set(&["InsuredItems"], Value::Array(still))?;
+    if by_trader.is_empty() {
+        return Ok(());
+    }
     let uid = doc.get(&["_id"])?.as_str().unwrap_or_default().to_owned();
     let edition = doc.get(&["Info", "GameVersion"])?.as_str().unwrap_or_default().to_owned();
     let map = record["location"].as_str().unwrap_or_default().to_owned();
     let now = clock::now();
     for (tid, ids) in by_trader {
-        let items: Vec<Value> = ids.iter().filter_map(|id| before.get(id).cloned()).collect();
+        let items: Vec<Value> =
+            ids.iter().filter_map(|(id, units)| before.get(id).map(|item| returned_as(item, *units))).collect();
         let returned = strip(items, &tid, &config);
         let terms: Value = db::get(&db::path(&["traders", &tid, "base", "insurance"])).unwrap_or(Value::Null);
         let dialogue: Value = db::get(&db::path(&["traders", &tid, "dialogue"])).unwrap_or(Value::Null);
@@ -146,6 +161,16 @@ pub(crate) fn lost(
         mailbox::schedule(session, &uid, &pending, delay);
     }
     Ok(())
+}
+
+/// Lost item `item` as it comes back: its copy from before the raid holding the `units` that went
+/// missing with it (fewer than it held when part of its stack came out).
+fn returned_as(item: &Value, units: u64) -> Value {
+    let mut item = item.clone();
+    if units < count(&item) {
+        set_count(&mut item, units);
+    }
+    item
 }
 
 /// Could item `id` be lost (SPT's `ItemCannotBeLostOnDeath`, and `blacklistedEquipment`)? Not in a

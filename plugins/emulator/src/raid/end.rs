@@ -12,17 +12,33 @@
 //!    of at most 64 `[A-Za-z0-9_-]`, a template the database knows, a slot, and a count of at least 1
 //!    and at most its template's `StackMaxSize`. An item the profile had in the raid keeps its template;
 //!    an item the raid issued keeps the issued template; an id the profile holds outside the raid (the
-//!    stash) is refused; any other id (a stack split in the raid) must be of a template that came in.
+//!    stash) is refused; any other id is a stack split in the raid: it must be of a template that came
+//!    in and that stacks (`StackMaxSize` other than 1). So an item that holds one unit (a rifle, an
+//!    armour) leaves the raid only under the id it came in with or was issued with: reported under
+//!    another id it is refused, never taken for the item that came in.
 //! 4. Per template, the units leaving the raid are at most those that came in: the profile's raid
 //!    items before it plus what the raid issued. Money is conserved that way, and so is everything else.
 //!
-//! Then, as SPT's `InRaidHelper`: the raid's items replace the profile's equipment and quest-raid
+//! Then the end decides once, by id, what became of the raid's items ([`Returned`]): which reported
+//! items the profile keeps, whether each is found in raid, and which of the items that came in did not
+//! come back, with the units that went missing with each. Every consequence reads that decision and
+//! nothing else: the items written back, insurance's lost set (`insurance/returns.rs`), the fast panel,
+//! the quest items a death took (`progress.rs`), found-in-raid, and a scav raid's items alike. An item
+//! that came in and is not kept is lost, whatever else of its template came out; but the units missing
+//! with it are only those of its template the player brought in and did not bring out (stacks split
+//! and merge, so a stack reported under a new id, or merged into another, took its units with it; loot
+//! kept under its issued id is the raid's, and loot left in the raid is not the player's), and insurance
+//! returns what is missing and never more. So one unit is never both kept and returned.
+//!
+//! As SPT's `InRaidHelper`: the raid's items replace the profile's equipment and quest-raid
 //! items. Killed, missing in action or left (dead), only what SPT keeps on death stays (the equipment
 //! slots `lostOnDeath.equipment` does not mark lost — the secure container, the pockets, the armband,
 //! the compass, the scabbard — minus what sits in the pockets' `pocket*` grids; quest items go when
 //! `lostOnDeath.questItems`), and nothing kept is found-in-raid. Runner keeps the equipment without
-//! found-in-raid; survived and transit keep it as reported. An item the profile had cannot become
-//! found-in-raid. Experience is the reported value within `[before, before + maxRaidExperience]`, the
+//! found-in-raid; survived and transit keep it as reported, found-in-raid where the report says so
+//! within the template's found units: those that came in found plus those the raid issued (an item
+//! that came in keeps its mark; a stack the player brought in cannot come out found under a new id).
+//! Experience is the reported value within `[before, before + maxRaidExperience]`, the
 //! level follows `globals.config.exp.level.exp_table` when the database has it; limbs, hydration and
 //! energy are the reported values within the profile's maxima (a death leaves each limb at
 //! `deathHealthMultiplier` of its maximum), the temperature resets; skills are the reported `Common`
@@ -207,7 +223,6 @@ impl<'r> RaidItems<'r> {
 struct CameIn<'a> {
     before: HashMap<String, Value>,
     issued: &'a Map<String, Value>,
-    issued_tpls: HashSet<&'a str>,
     units: BTreeMap<String, u64>,
 }
 
@@ -228,9 +243,10 @@ fn apply(doc: &mut Doc, templates: &mut Templates, raid: &Raid) -> std::result::
     if raid.scav && raid.exit == Exit::Dead {
         return replace_dead_scav(doc, raid, xp, marker);
     }
-    let kept_ids = replace_items(doc, templates, raid.exit, &roots, &items, &came_in)?;
-    crate::insurance::returns::lost(doc, raid.session, raid.record, &came_in.before, &kept_ids)?;
-    stage_player(doc, templates, raid, xp, &roots, &items, &kept_ids)?;
+    let returned = Returned::decide(raid.exit, &setting("lostOnDeath"), &roots, &items, &came_in);
+    replace_items(doc, templates, &came_in, &returned)?;
+    crate::insurance::returns::lost(doc, raid.session, raid.record, &came_in.before, &returned.lost)?;
+    stage_player(doc, templates, raid, xp, &returned)?;
     doc.set(&[INDEX, "raid"], marker)?;
     Ok(Ended::Staged)
 }
@@ -379,22 +395,28 @@ fn came_in<'a>(doc: &mut Doc, roots: &Roots, record: &'a Value) -> std::result::
         }
     }
     let issued = record["issued"].as_object().unwrap_or_else(|| EMPTY.get_or_init(Map::new));
-    let mut units: BTreeMap<String, u64> = BTreeMap::new();
-    for item in before.values() {
-        *units.entry(tpl(item).to_owned()).or_insert(0) += inventory::count(item);
-    }
-    let mut issued_tpls: HashSet<&str> = HashSet::new();
-    for entry in issued.values() {
-        let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
-        issued_tpls.insert(tpl);
-        let total = units.entry(tpl.to_owned()).or_insert(0);
-        *total = total.saturating_add(n);
-    }
-    Ok(CameIn { before, issued, issued_tpls, units })
+    Ok(CameIn::of(before, issued))
 }
 
-/// Rules 3 and 4: each item is valid and came in (kept its template, was issued, or is a stack of a
-/// template that came in), and no template leaves with more units than came in.
+impl<'a> CameIn<'a> {
+    /// What came in: the raid's items `before` it (by id) and what it `issued`, counted by template.
+    fn of(before: HashMap<String, Value>, issued: &'a Map<String, Value>) -> Self {
+        let mut units: BTreeMap<String, u64> = BTreeMap::new();
+        for item in before.values() {
+            let total = units.entry(tpl(item).to_owned()).or_insert(0);
+            *total = total.saturating_add(inventory::count(item));
+        }
+        for entry in issued.values() {
+            let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
+            let total = units.entry(tpl.to_owned()).or_insert(0);
+            *total = total.saturating_add(n);
+        }
+        CameIn { before, issued, units }
+    }
+}
+
+/// Rules 3 and 4: each item is valid and came in (kept its template, was issued, or is a split of a
+/// stack of a template that came in), and no template leaves with more units than came in.
 fn check_items(
     doc: &mut Doc,
     templates: &mut Templates,
@@ -426,6 +448,15 @@ fn check_items(
         } else if !came_in.units.contains_key(&*item.tpl) {
             return Err(format!(
                 "item {id} ({}) was never issued in this raid and the player did not bring one in",
+                item.tpl
+            )
+            .into());
+        } else if templates.stack_max(&item.tpl) == Some(1) {
+            // Only a stack splits into a new id; anything else that came in leaves under its own id,
+            // or an item brought in could come out under a new one while insurance returns the old.
+            return Err(format!(
+                "item {id} ({}) neither came into the raid nor was issued in it, and it does not stack, so it is \
+                 no split: an item leaves a raid under the id it came in with",
                 item.tpl
             )
             .into());
@@ -470,46 +501,168 @@ fn replace_dead_scav(doc: &mut Doc, raid: &Raid, xp: f64, marker: Value) -> std:
     }
 }
 
-/// The raid's items replace the profile's (children removed first): everything, or on death what SPT
-/// keeps, found-in-raid as the exit allows. Answers the ids that stayed.
-fn replace_items<'r>(
+/// What became of the raid's items: the end's one decision, made by id from the server's copy of what
+/// came in ([`CameIn`]) and the checked report, before anything is written. Every consequence of the
+/// raid's items reads it and nothing else (see the module doc).
+struct Returned<'r> {
+    /// The reported items the profile keeps, parents first, each with whether it is found in raid.
+    kept: Vec<(&'r ReportedItem<'r>, bool)>,
+    /// Their ids.
+    ids: HashSet<&'r str>,
+    /// The items that came in and are not kept, by id, each with the units that went missing with it
+    /// (see [`missing_units`]): what insurance may return of it.
+    lost: BTreeMap<String, u64>,
+    /// The templates of the quest items a death took (for the quests' pick-up conditions).
+    lost_quest_items: Vec<String>,
+}
+
+impl<'r> Returned<'r> {
+    /// Decides, for the raid that ended with `exit`: what the profile keeps (everything reported, or
+    /// on death what `lost_on_death`, SPT's `lostondeath` config, spares), which of it is found in
+    /// raid, and what came in and is lost.
+    fn decide(exit: Exit, lost_on_death: &Value, roots: &Roots, items: &RaidItems<'r>, came_in: &CameIn) -> Self {
+        let dead = exit == Exit::Dead;
+        let quest = roots.quest.as_deref();
+        let kept: Vec<&'r ReportedItem<'r>> = if dead {
+            let spared = |i: &&ReportedItem| kept_on_death(i, &items.by_id, &roots.equipment, quest, lost_on_death);
+            items.items.iter().copied().filter(spared).collect()
+        } else {
+            items.items.clone()
+        };
+        let ids: HashSet<&'r str> = kept.iter().map(|i| &*i.id).collect();
+        let found = found_in_raid(matches!(exit, Exit::Survived | Exit::Transit), &kept, came_in);
+        let lost = missing_units(&kept, &ids, came_in);
+        // The quest items a death took: those the report or the server's copy has under the quest
+        // root, by id, that are not kept.
+        let mut lost_quest_items = Vec::new();
+        if let (true, Some(root)) = (dead, quest) {
+            let mut seen: HashSet<&str> = HashSet::new();
+            let reported = items.items.iter().map(|i| (&*i.id, i.parent_id.as_deref(), &*i.tpl));
+            let had = came_in.before.iter().map(|(id, i)| (id.as_str(), i["parentId"].as_str(), tpl(i)));
+            for (id, parent, template) in reported.chain(had) {
+                if parent == Some(root) && !ids.contains(id) && seen.insert(id) {
+                    lost_quest_items.push(template.to_owned());
+                }
+            }
+        }
+        Returned { kept: kept.into_iter().zip(found).collect(), ids, lost, lost_quest_items }
+    }
+}
+
+/// Which of the `kept` items are found in raid (none unless `keeps_found`): an item that came in
+/// keeps its mark, an issued item or a stack split in the raid has the one the report gives it; each
+/// only while its template's found units last, those that came in found plus those the raid issued,
+/// claimed by the items that came in first, then the issued ones, then the splits. So a stack the
+/// player brought in does not come out found under a new id.
+fn found_in_raid(keeps_found: bool, kept: &[&ReportedItem], came_in: &CameIn) -> Vec<bool> {
+    let mut found = vec![false; kept.len()];
+    if !keeps_found {
+        return found;
+    }
+    let mut left: HashMap<&str, u64> = HashMap::new();
+    for item in came_in.before.values().filter(|i| i["upd"]["SpawnedInSession"] == true) {
+        *left.entry(tpl(item)).or_insert(0) += inventory::count(item);
+    }
+    for entry in came_in.issued.values() {
+        let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
+        let total = left.entry(tpl).or_insert(0);
+        *total = total.saturating_add(n);
+    }
+    // 0: came in, 1: issued, 2: a split.
+    let rank = |item: &ReportedItem| match (came_in.before.get(&*item.id), came_in.issued.contains_key(&*item.id)) {
+        (Some(had), _) => (0, had["upd"]["SpawnedInSession"] == true),
+        (None, true) => (1, item.upd()["SpawnedInSession"] == true),
+        (None, false) => (2, item.upd()["SpawnedInSession"] == true),
+    };
+    for pass in 0..3 {
+        for (at, item) in kept.iter().enumerate() {
+            let (of, claims) = rank(item);
+            if of != pass || !claims {
+                continue;
+            }
+            let units = item.count().unwrap_or(1);
+            if let Some(units_left) = left.get_mut(&*item.tpl)
+                && *units_left >= units
+            {
+                *units_left -= units;
+                found[at] = true;
+            }
+        }
+    }
+    found
+}
+
+/// The items that came in and are not kept (`ids`), each with the units that went missing with it.
+/// A template's missing units are those the player brought in less those `kept` that are not the
+/// raid's own: units kept under an issued id are the raid's (up to what it issued), any other kept
+/// unit (under an id that came in, or a split's new one) counts as one the player brought. Which of the
+/// template's lost items the missing units were cannot be told (stacks split and merge in a raid), so
+/// they are given to its lost items in id order, each at most what it held. So a lost item whose units
+/// came out anyway (reported under a new id, merged into another stack) has none missing, loot left
+/// in the raid is never counted as missing, and no missing unit is given twice.
+fn missing_units(kept: &[&ReportedItem], ids: &HashSet<&str>, came_in: &CameIn) -> BTreeMap<String, u64> {
+    let mut brought: HashMap<&str, u64> = HashMap::new();
+    for item in came_in.before.values() {
+        let units = brought.entry(tpl(item)).or_insert(0);
+        *units = units.saturating_add(inventory::count(item));
+    }
+    let mut issued: HashMap<&str, u64> = HashMap::new();
+    for entry in came_in.issued.values() {
+        let (Some(tpl), Some(n)) = (entry[0].as_str(), entry[1].as_u64()) else { continue };
+        let units = issued.entry(tpl).or_insert(0);
+        *units = units.saturating_add(n);
+    }
+    let mut missing = brought;
+    for item in kept {
+        let mut units = item.count().unwrap_or(1);
+        if came_in.issued.contains_key(&*item.id)
+            && let Some(left) = issued.get_mut(&*item.tpl)
+        {
+            let raids = units.min(*left);
+            *left -= raids;
+            units -= raids;
+        }
+        if let Some(left) = missing.get_mut(&*item.tpl) {
+            *left = left.saturating_sub(units);
+        }
+    }
+    let mut gone: Vec<&String> = came_in.before.keys().filter(|id| !ids.contains(id.as_str())).collect();
+    gone.sort();
+    let mut lost = BTreeMap::new();
+    for id in gone {
+        let Some(item) = came_in.before.get(id) else { continue };
+        let left = missing.get_mut(tpl(item));
+        let units = left.map_or(0, |left| {
+            let units = inventory::count(item).min(*left);
+            *left -= units;
+            units
+        });
+        lost.insert(id.clone(), units);
+    }
+    lost
+}
+
+/// The raid's items replace the profile's (children removed first): the kept ones, found in raid as
+/// decided.
+fn replace_items(
     doc: &mut Doc,
     templates: &mut Templates,
-    exit: Exit,
-    roots: &Roots,
-    items: &RaidItems<'r>,
     came_in: &CameIn,
-) -> std::result::Result<HashSet<&'r str>, Refused> {
-    let kept: Vec<&ReportedItem> = if exit == Exit::Dead {
-        let lost = setting("lostOnDeath");
-        let quest = roots.quest.as_deref();
-        items.items.iter().copied().filter(|i| kept_on_death(i, &items.by_id, &roots.equipment, quest, &lost)).collect()
-    } else {
-        items.items.clone()
-    };
-    let keeps_found = matches!(exit, Exit::Survived | Exit::Transit);
+    returned: &Returned,
+) -> std::result::Result<(), Refused> {
     let mut order: Vec<&String> = came_in.before.keys().collect();
     order.sort_by_key(|id| std::cmp::Reverse(depth(id, &came_in.before)));
     for id in order {
         inventory::write(doc, templates, id, None)?;
     }
-    for item in &kept {
+    for (item, found) in &returned.kept {
         let mut value = serde_json::to_value(item).map_err(Error::from)?;
-        let found = if !keeps_found {
-            false
-        } else if let Some(had) = came_in.before.get(&*item.id) {
-            had["upd"]["SpawnedInSession"] == true
-        } else if came_in.issued.contains_key(&*item.id) || came_in.issued_tpls.contains(&*item.tpl) {
-            item.upd()["SpawnedInSession"] == true
-        } else {
-            false
-        };
-        if value["upd"].is_object() || found {
+        if value["upd"].is_object() || *found {
             value["upd"]["SpawnedInSession"] = json!(found);
         }
         inventory::write(doc, templates, &item.id, Some(value))?;
     }
-    Ok(kept.iter().map(|i| &*i.id).collect())
+    Ok(())
 }
 
 /// Everything else the raid changes on the player: the fast panel (kept items only), experience and
@@ -519,16 +672,14 @@ fn stage_player(
     templates: &mut Templates,
     raid: &Raid,
     xp: f64,
-    roots: &Roots,
-    items: &RaidItems,
-    kept_ids: &HashSet<&str>,
+    returned: &Returned,
 ) -> std::result::Result<(), Refused> {
     let reported = &raid.body.results.profile;
     let dead = raid.exit == Exit::Dead;
     let mut panel = Map::new();
     if !dead && let Some(slots) = reported.inventory.fast_panel.as_object() {
         for (slot, id) in slots.iter().take(MAX_FAST_PANEL) {
-            if id.as_str().is_some_and(|id| kept_ids.contains(id)) && slot.len() <= 32 {
+            if id.as_str().is_some_and(|id| returned.ids.contains(id)) && slot.len() <= 32 {
                 panel.insert(slot.clone(), id.clone());
             }
         }
@@ -543,21 +694,11 @@ fn stage_player(
     doc.set(&["Health"], health)?;
     let skills = skills(&reported.skills, doc.get(&["Skills"])?);
     doc.set(&["Skills"], skills)?;
-    // The quest items a death took, for the quests' pick-up conditions.
-    let lost_quest_items: Vec<String> = match (&roots.quest, dead) {
-        (Some(root), true) => items
-            .items
-            .iter()
-            .filter(|i| i.parent_id.as_deref() == Some(root.as_str()) && !kept_ids.contains(&*i.id))
-            .map(|i| i.tpl.to_string())
-            .collect(),
-        _ => Vec::new(),
-    };
     let outcome = progress::Outcome {
         dead,
         survived: raid.exit == Exit::Survived,
         scav: raid.scav,
-        lost_quest_items: &lost_quest_items,
+        lost_quest_items: &returned.lost_quest_items,
     };
     progress::apply(doc, templates, reported, &outcome)?;
     Ok(())
@@ -844,6 +985,138 @@ mod tests {
             assert!(Id(id) != Id(&other), "byte {at}");
         }
         assert!(Id(id) != Id(&id[1..]));
+    }
+
+    /// An item's text: `id` of `tpl` holding `units`, in `slot` of `parent`, found in raid or not.
+    fn text(id: &str, tpl: &str, parent: &str, slot: &str, units: u64, found: bool) -> String {
+        json!({"_id": id, "_tpl": tpl, "parentId": parent, "slotId": slot,
+               "upd": {"StackObjectsCount": units, "SpawnedInSession": found}})
+        .to_string()
+    }
+
+    fn parsed(texts: &[String]) -> Vec<ReportedItem<'_>> {
+        texts.iter().map(|text| serde_json::from_str(text).expect("an item")).collect()
+    }
+
+    /// What came in: the items of `before` (texts) and `issued`.
+    fn came<'a>(before: &[String], issued: &'a Map<String, Value>) -> CameIn<'a> {
+        let before = before
+            .iter()
+            .map(|text| serde_json::from_str::<Value>(text).expect("an item"))
+            .map(|item| (item["_id"].as_str().unwrap_or_default().to_owned(), item))
+            .collect();
+        CameIn::of(before, issued)
+    }
+
+    fn roots() -> Roots {
+        Roots { equipment: "eq".into(), quest: Some("q".into()) }
+    }
+
+    fn lost_on_death() -> Value {
+        json!({"equipment": {"FirstPrimaryWeapon": true, "Backpack": true, "SecuredContainer": false,
+                             "PocketItems": true}, "questItems": true})
+    }
+
+    /// The end's decision on `reported` (texts) after a raid that ended with `exit`.
+    fn decided(exit: Exit, reported: &[String], came_in: &CameIn) -> (Vec<(String, bool)>, BTreeMap<String, u64>) {
+        let items = parsed(reported);
+        let returned = Returned::decide(exit, &lost_on_death(), &roots(), &RaidItems::of(&items), came_in);
+        let kept = returned.kept.iter().map(|(item, found)| (item.id.to_string(), *found)).collect();
+        (kept, returned.lost)
+    }
+
+    #[test]
+    fn a_stack_under_a_new_id_is_lost_with_none_of_its_units_missing() {
+        let issued = Map::new();
+        let before = [
+            text("rifle", "ak", "eq", "FirstPrimaryWeapon", 1, false),
+            text("cash", "rub", "eq", "Backpack", 1000, false),
+        ];
+        let came_in = came(&before, &issued);
+        let renamed = [before[0].clone(), text("new", "rub", "eq", "Backpack", 1000, false)];
+        let (kept, lost) = decided(Exit::Survived, &renamed, &came_in);
+        assert_eq!(kept, [("rifle".to_owned(), false), ("new".to_owned(), false)]);
+        assert_eq!(lost, BTreeMap::from([("cash".to_owned(), 0)]), "lost by id, nothing of it missing");
+        for exit in [Exit::Runner, Exit::Transit] {
+            assert_eq!(decided(exit, &renamed, &came_in).1, BTreeMap::from([("cash".to_owned(), 0)]));
+        }
+        // Part of it spent: what is missing is what did not come out.
+        let spent = [before[0].clone(), text("new", "rub", "eq", "Backpack", 400, false)];
+        assert_eq!(decided(Exit::Survived, &spent, &came_in).1, BTreeMap::from([("cash".to_owned(), 600)]));
+        // A death takes both slots: everything is missing.
+        let (kept, lost) = decided(Exit::Dead, &renamed, &came_in);
+        assert!(kept.is_empty(), "{kept:?}");
+        assert_eq!(lost, BTreeMap::from([("cash".to_owned(), 1000), ("rifle".to_owned(), 1)]));
+    }
+
+    #[test]
+    fn missing_units_go_to_the_lost_items_once_in_id_order() {
+        let issued = Map::new();
+        let before = [text("b", "ammo", "eq", "Backpack", 60, false), text("a", "ammo", "eq", "Backpack", 60, false)];
+        let came_in = came(&before, &issued);
+        // Both merged into one new stack of 90: 30 are missing, given once.
+        let merged = [text("n", "ammo", "eq", "Backpack", 90, false)];
+        let (_, lost) = decided(Exit::Survived, &merged, &came_in);
+        assert_eq!(lost, BTreeMap::from([("a".to_owned(), 30), ("b".to_owned(), 0)]));
+    }
+
+    #[test]
+    fn loot_left_in_the_raid_is_never_missing_and_loot_taken_is_the_raids() {
+        let issued: Map<String, Value> = [("loot".to_owned(), json!(["rub", 92]))].into_iter().collect();
+        let before = [text("cash", "rub", "eq", "Backpack", 1000, false)];
+        let came_in = came(&before, &issued);
+        // The cash under a new id, the loot left where it lay: nothing of the cash is missing.
+        let renamed = [text("new", "rub", "eq", "Backpack", 1000, false)];
+        assert_eq!(decided(Exit::Runner, &renamed, &came_in).1, BTreeMap::from([("cash".to_owned(), 0)]));
+        // The cash left in the raid and the loot taken (under its issued id): all of the cash is missing.
+        let looted = [text("loot", "rub", "eq", "Backpack", 92, false)];
+        assert_eq!(decided(Exit::Survived, &looted, &came_in).1, BTreeMap::from([("cash".to_owned(), 1000)]));
+        // Loot merged with some of the cash: what is under the loot's id beyond what was issued is the cash's.
+        let merged = [text("loot", "rub", "eq", "Backpack", 592, false)];
+        assert_eq!(decided(Exit::Transit, &merged, &came_in).1, BTreeMap::from([("cash".to_owned(), 500)]));
+    }
+
+    #[test]
+    fn found_in_raid_is_bounded_by_the_found_units_that_came_in_or_were_issued() {
+        let issued: Map<String, Value> = [("loot".to_owned(), json!(["rub", 50]))].into_iter().collect();
+        let before =
+            [text("cash", "rub", "eq", "Backpack", 1000, false), text("found", "ammo", "eq", "Backpack", 30, true)];
+        let came_in = came(&before, &issued);
+        let reported = [
+            // The cash under a new id, claiming to be found: 50 found roubles are all there are.
+            text("laundered", "rub", "eq", "Backpack", 1000, true),
+            text("loot", "rub", "eq", "Backpack", 50, true),
+            // A found stack that came in keeps its mark, and a split of it has it too.
+            text("found", "ammo", "eq", "Backpack", 20, false),
+            text("split", "ammo", "eq", "Backpack", 10, true),
+        ];
+        let (kept, _) = decided(Exit::Survived, &reported, &came_in);
+        let found: Vec<bool> = kept.iter().map(|(_, found)| *found).collect();
+        assert_eq!(found, [false, true, true, true], "{kept:?}");
+        // The loot first: the issued units go to the issued id, never to a split.
+        let reported =
+            [text("split", "rub", "eq", "Backpack", 30, true), text("loot", "rub", "eq", "Backpack", 50, true)];
+        let (kept, _) = decided(Exit::Transit, &reported, &came_in);
+        assert_eq!(kept, [("split".to_owned(), false), ("loot".to_owned(), true)]);
+        let (kept, _) = decided(Exit::Runner, &reported, &came_in);
+        assert!(kept.iter().all(|(_, found)| !found), "a runner finds nothing: {kept:?}");
+    }
+
+    #[test]
+    fn a_death_loses_the_quest_items_that_came_in_reported_or_not() {
+        let issued = Map::new();
+        let before = [text("qa", "A", "q", "hideout", 1, true), text("qb", "B", "q", "hideout", 1, true)];
+        let came_in = came(&before, &issued);
+        let items_texts = [before[0].clone()];
+        let items = parsed(&items_texts);
+        let raid = RaidItems::of(&items);
+        let dead = Returned::decide(Exit::Dead, &lost_on_death(), &roots(), &raid, &came_in);
+        let mut lost = dead.lost_quest_items.clone();
+        lost.sort();
+        assert_eq!(lost, ["A", "B"]);
+        let lived = Returned::decide(Exit::Survived, &lost_on_death(), &roots(), &raid, &came_in);
+        assert!(lived.lost_quest_items.is_empty());
+        assert_eq!(lived.lost, BTreeMap::from([("qb".to_owned(), 1)]), "qb did not come back");
     }
 
     #[test]
